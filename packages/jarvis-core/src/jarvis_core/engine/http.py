@@ -1,0 +1,301 @@
+"""HTTP plumbing shared by engines: one pooled client per engine, typed errors, streaming done right.
+
+:class:`HTTPEngine` holds one ``httpx.Client`` and one ``httpx.AsyncClient`` (each created on first use
+and reused for every call, streamed or not), maps transport failures to
+:class:`~jarvis_core.errors.EngineConnectionError` and error statuses to the typed errors of
+:mod:`jarvis_core.engine.http_errors`. Tests inject ``transport=`` / ``async_transport=``
+(``httpx.MockTransport``) to drive the real parsing code without a server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import Any, AsyncIterator, Dict, Iterator, Mapping, Optional
+
+import httpx
+
+from jarvis_core.engine.base import InferenceEngine
+from jarvis_core.engine.http_errors import classify_http_error, parse_retry_after
+from jarvis_core.errors import EngineConnectionError, EngineError, StreamError
+
+__all__ = ["HTTPEngine", "normalize_base_url", "translate_transport_error"]
+
+
+def normalize_base_url(url: str, *, default_scheme: str = "http", strip_suffix: str = "") -> str:
+    """``host:port`` → ``http://host:port``; drop a trailing ``/`` and, if given, a suffix such as ``/v1``."""
+    url = url.strip()
+    if "://" not in url:
+        url = f"{default_scheme}://{url}"
+    url = url.rstrip("/")
+    if strip_suffix and url.endswith(strip_suffix):
+        url = url[: -len(strip_suffix)].rstrip("/")
+    return url
+
+
+def translate_transport_error(exc: Exception, *, engine_id: str, url: str) -> EngineError:
+    """The jarvis error for an httpx transport failure (never includes headers or keys)."""
+    if isinstance(exc, httpx.TimeoutException):
+        kind = type(exc).__name__
+        return EngineConnectionError(
+            f"{engine_id}: timed out talking to {url} ({kind}); is the server overloaded or stuck?",
+            engine_id=engine_id,
+        )
+    if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)):
+        return StreamError(f"{engine_id}: the connection to {url} broke off: {exc}", engine_id=engine_id)
+    return EngineConnectionError(
+        f"{engine_id}: cannot reach {url} ({type(exc).__name__}); is the server running? "
+        f"Set its address with --host, the config file, or {engine_id.upper().replace('-', '_')}_HOST",
+        engine_id=engine_id,
+    )
+
+
+class HTTPEngine(InferenceEngine):
+    """An engine that talks HTTP to one base URL.
+
+    :param host: base URL (``http://host:port``; a bare ``host:port`` is accepted). ``base_url`` is an alias.
+    :param api_key: sent by :meth:`auth_headers`; never shown in ``repr``, errors or logs.
+    :param timeout: read timeout in seconds for a request (streams: between two chunks).
+    :param connect_timeout: seconds to establish a connection.
+    :param health_timeout: seconds for :meth:`health`.
+    :param transport: / :param async_transport: httpx transports, for tests (``httpx.MockTransport``).
+    """
+
+    #: Default base URL when neither ``host`` nor ``base_url`` is given.
+    default_host: str = ""
+    #: A path suffix users often include that the engine adds itself (``"/v1"``).
+    strip_suffix: str = ""
+
+    def __init__(
+        self,
+        *,
+        host: Optional[str] = None,
+        base_url: Optional[str] = None,
+        api_key: Optional[str] = None,
+        timeout: float = 120.0,
+        connect_timeout: float = 5.0,
+        health_timeout: float = 2.0,
+        headers: Optional[Mapping[str, str]] = None,
+        transport: Optional[httpx.BaseTransport] = None,
+        async_transport: Optional[httpx.AsyncBaseTransport] = None,
+    ) -> None:
+        url = base_url or host or self.default_host
+        if not url:
+            raise EngineError(f"{self.engine_id}: no host given; pass host= or set it in the config", engine_id=self.engine_id)
+        self.base_url = normalize_base_url(url, strip_suffix=self.strip_suffix)
+        self._api_key = api_key
+        self.timeout = timeout
+        self.connect_timeout = connect_timeout
+        self.health_timeout = health_timeout
+        self._extra_headers = dict(headers or {})
+        self._transport = transport
+        self._async_transport = async_transport
+        self._client: Optional[httpx.Client] = None
+        self._aclient: Optional[httpx.AsyncClient] = None
+        self._aclient_loop: Optional[asyncio.AbstractEventLoop] = None
+
+    # -- clients ------------------------------------------------------------------------------------
+    def auth_headers(self) -> Dict[str, str]:
+        """Headers that carry the key. Default: ``Authorization: Bearer <key>`` when a key is set."""
+        return {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+
+    def _timeout(self, read: Optional[float] = None) -> httpx.Timeout:
+        return httpx.Timeout(read if read is not None else self.timeout, connect=self.connect_timeout)
+
+    @property
+    def client(self) -> httpx.Client:
+        """The engine's pooled synchronous client (created on first use)."""
+        if self._client is None:
+            self._client = httpx.Client(
+                base_url=self.base_url,
+                timeout=self._timeout(),
+                headers={**self._extra_headers, **self.auth_headers()},
+                transport=self._transport,
+            )
+        return self._client
+
+    @property
+    def aclient(self) -> httpx.AsyncClient:
+        """The engine's pooled async client, bound to the running event loop (recreated for a new loop)."""
+        try:
+            loop: Optional[asyncio.AbstractEventLoop] = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if self._aclient is None or (loop is not None and loop is not self._aclient_loop) or self._aclient.is_closed:
+            # A pool's connections belong to the loop that opened them; a new loop needs a new pool.
+            self._aclient = httpx.AsyncClient(
+                base_url=self.base_url,
+                timeout=self._timeout(),
+                headers={**self._extra_headers, **self.auth_headers()},
+                transport=self._async_transport,
+            )
+            self._aclient_loop = loop
+        return self._aclient
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+        aclient, self._aclient = self._aclient, None
+        loop = self._aclient_loop
+        # An async pool can only be closed on its own loop; if that loop is gone, so are its sockets.
+        if aclient is not None and not aclient.is_closed and loop is not None and loop.is_running():
+            loop.create_task(aclient.aclose())
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+        aclient, self._aclient = self._aclient, None
+        if aclient is not None and not aclient.is_closed:
+            await aclient.aclose()
+
+    # -- requests -----------------------------------------------------------------------------------
+    def _raise_for_status(self, response: httpx.Response, *, model: Optional[str] = None) -> None:
+        if response.status_code < 400:
+            return
+        try:
+            body: Any = response.json()
+        except ValueError:
+            body = response.text
+        raise self.classify_error(response, body, model=model)
+
+    def classify_error(self, response: httpx.Response, body: Any, *, model: Optional[str] = None) -> EngineError:
+        """The typed error for an error response; engines override to add their own cases."""
+        return classify_http_error(
+            response.status_code,
+            body,
+            engine_id=self.engine_id,
+            model=model,
+            retry_after=parse_retry_after(response.headers.get("retry-after")),
+        )
+
+    def request_json(
+        self,
+        method: str,
+        path: str,
+        *,
+        json_body: Any = None,
+        timeout: Optional[float] = None,
+        model: Optional[str] = None,
+        params: Optional[Mapping[str, Any]] = None,
+    ) -> Any:
+        """Send a request with the pooled client and return the decoded JSON body, or raise a typed error."""
+        try:
+            response = self.client.request(
+                method, path, json=json_body, params=params,
+                timeout=self._timeout(timeout) if timeout is not None else httpx.USE_CLIENT_DEFAULT,
+            )
+        except httpx.TransportError as exc:
+            raise translate_transport_error(exc, engine_id=self.engine_id, url=self.base_url + path) from None
+        self._raise_for_status(response, model=model)
+        try:
+            return response.json()
+        except ValueError:
+            raise StreamError(
+                f"{self.engine_id}: {path} answered with invalid JSON: {response.text[:200]!r}", engine_id=self.engine_id
+            ) from None
+
+    async def arequest_json(
+        self, method: str, path: str, *, json_body: Any = None, timeout: Optional[float] = None,
+        model: Optional[str] = None, params: Optional[Mapping[str, Any]] = None,
+    ) -> Any:
+        """Async twin of :meth:`request_json`."""
+        try:
+            response = await self.aclient.request(
+                method, path, json=json_body, params=params,
+                timeout=self._timeout(timeout) if timeout is not None else httpx.USE_CLIENT_DEFAULT,
+            )
+        except httpx.TransportError as exc:
+            raise translate_transport_error(exc, engine_id=self.engine_id, url=self.base_url + path) from None
+        self._raise_for_status(response, model=model)
+        try:
+            return response.json()
+        except ValueError:
+            raise StreamError(
+                f"{self.engine_id}: {path} answered with invalid JSON: {response.text[:200]!r}", engine_id=self.engine_id
+            ) from None
+
+    @contextlib.asynccontextmanager
+    async def astream_lines(
+        self, method: str, path: str, *, json_body: Any = None, model: Optional[str] = None,
+        timeout: Optional[float] = None,
+    ) -> AsyncIterator[AsyncIterator[str]]:
+        """Open a streamed request and yield an async iterator of its lines.
+
+        Error statuses raise before any line is yielded; a connection that breaks mid-stream raises
+        :class:`~jarvis_core.errors.StreamError`; leaving the block closes the response (which is how a
+        caller cancels a generation on most servers).
+        """
+        url = self.base_url + path
+        body = json.dumps(json_body).encode() if json_body is not None else None
+        request = self.aclient.build_request(
+            method, path, content=body,
+            headers={"content-type": "application/json", "accept": "text/event-stream, application/x-ndjson"},
+            timeout=self._timeout(timeout) if timeout is not None else httpx.USE_CLIENT_DEFAULT,
+        )
+        try:
+            response = await self.aclient.send(request, stream=True)
+        except httpx.TransportError as exc:
+            raise translate_transport_error(exc, engine_id=self.engine_id, url=url) from None
+        try:
+            if response.status_code >= 400:
+                await response.aread()
+                self._raise_for_status(response, model=model)
+            yield self._guarded_lines(response, url)
+        finally:
+            await response.aclose()
+
+    async def _guarded_lines(self, response: httpx.Response, url: str) -> AsyncIterator[str]:
+        try:
+            async for line in response.aiter_lines():
+                yield line
+        except httpx.TransportError as exc:
+            err = translate_transport_error(exc, engine_id=self.engine_id, url=url)
+            if not isinstance(err, StreamError):
+                err = StreamError(f"{self.engine_id}: the stream from {url} broke off: {err}", engine_id=self.engine_id)
+            raise err from None
+
+    @contextlib.contextmanager
+    def stream_lines(
+        self, method: str, path: str, *, json_body: Any = None, model: Optional[str] = None,
+        timeout: Optional[float] = None,
+    ) -> Iterator[Iterator[str]]:
+        """Synchronous twin of :meth:`astream_lines` (for threads that poll, such as managed workers)."""
+        url = self.base_url + path
+        request = self.client.build_request(
+            method, path, json=json_body,
+            timeout=self._timeout(timeout) if timeout is not None else httpx.USE_CLIENT_DEFAULT,
+        )
+        try:
+            response = self.client.send(request, stream=True)
+        except httpx.TransportError as exc:
+            raise translate_transport_error(exc, engine_id=self.engine_id, url=url) from None
+        try:
+            if response.status_code >= 400:
+                response.read()
+                self._raise_for_status(response, model=model)
+            yield self._guarded_sync_lines(response, url)
+        finally:
+            response.close()
+
+    def _guarded_sync_lines(self, response: httpx.Response, url: str) -> Iterator[str]:
+        try:
+            yield from response.iter_lines()
+        except httpx.TransportError as exc:
+            raise StreamError(f"{self.engine_id}: the stream from {url} broke off: {exc}", engine_id=self.engine_id) from None
+
+    def health(self) -> bool:
+        """GET :attr:`health_path` within ``health_timeout``; True on a 2xx. Never raises."""
+        try:
+            response = self.client.get(self.health_path, timeout=self.health_timeout)
+        except (httpx.HTTPError, OSError):
+            return False
+        return response.status_code < 300
+
+    #: The path :meth:`health` probes.
+    health_path: str = "/"
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.engine_id!r} {self.base_url}>"

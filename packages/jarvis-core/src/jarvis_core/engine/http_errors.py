@@ -1,0 +1,143 @@
+"""Turning HTTP failures and error payloads into the typed errors of :mod:`jarvis_core.errors`.
+
+Classification looks at the status code and at the words servers use (OpenAI, vLLM, SGLang, llama.cpp,
+Ollama, Anthropic, Gemini all phrase "context too long" or "model not found" differently). Messages carry
+only the engine id, status and a short excerpt of the server's own words, never request headers.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping, Optional
+
+from jarvis_core.errors import (
+    AuthenticationError,
+    BadRequestError,
+    ContentFilterError,
+    ContextLengthError,
+    EngineError,
+    EngineHTTPError,
+    ModelNotFoundError,
+    RateLimitError,
+    ServerError,
+    StreamError,
+    ToolsNotSupportedError,
+)
+
+__all__ = ["classify_http_error", "error_from_payload", "error_message_of", "parse_retry_after"]
+
+_CONTEXT_WORDS = (
+    "context length",
+    "context_length",
+    "maximum context",
+    "context window",
+    "too many tokens",
+    "exceeds the context",
+    "exceed_context_size",
+    "prompt is too long",
+    "input is too long",
+    "reduce the length",
+    "longer than the model",
+    "input token count",
+)
+_TOOLS_WORDS = (
+    "enable-auto-tool-choice",
+    "auto tool choice",
+    "tool-call-parser",
+    "does not support tools",
+    "tools are not supported",
+    "tool use is not supported",
+    "tool calling is not supported",
+)
+_NOT_FOUND_WORDS = ("model not found", "not found", "does not exist", "no such model", "unknown model")
+_FILTER_WORDS = ("content_filter", "content filter", "safety", "content management policy")
+
+
+def error_message_of(payload: Any) -> str:
+    """The human message inside an error payload (``{"error": {"message": …}}``, ``{"error": "…"}``, …)."""
+    if isinstance(payload, Mapping):
+        err = payload.get("error", payload)
+        if isinstance(err, Mapping):
+            for key in ("message", "msg", "detail", "status"):
+                if err.get(key):
+                    return str(err[key])
+            return json.dumps(err)[:500]
+        if err:
+            return str(err)
+        if payload.get("detail"):
+            return str(payload["detail"])
+    return str(payload)[:500]
+
+
+def parse_retry_after(value: Optional[str]) -> Optional[float]:
+    """Seconds from a ``Retry-After`` header (a number of seconds; HTTP dates are not trusted)."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+def classify_http_error(
+    status: int,
+    body: Any,
+    *,
+    engine_id: str = "",
+    model: Optional[str] = None,
+    retry_after: Optional[float] = None,
+) -> EngineHTTPError:
+    """The typed error for an HTTP error status and its (decoded JSON or text) body."""
+    text = error_message_of(body)
+    low = text.lower()
+    excerpt = text[:300]
+    kw: dict = {"engine_id": engine_id, "status_code": status, "body": excerpt}
+    who = engine_id or "engine"
+    if status == 429 or "rate limit" in low or "resource_exhausted" in low:
+        hint = f"; retry after {retry_after:g}s" if retry_after is not None else "; slow down and retry"
+        return RateLimitError(f"{who}: rate limited (HTTP {status}){hint}: {excerpt}", retry_after=retry_after, **kw)
+    if status in (401, 403):
+        return AuthenticationError(f"{who}: authentication failed (HTTP {status}); check the API key: {excerpt}", **kw)
+    if any(w in low for w in _CONTEXT_WORDS):
+        return ContextLengthError(
+            f"{who}: the prompt does not fit the model's context (HTTP {status}); shorten the conversation "
+            f"or lower max_tokens: {excerpt}",
+            **kw,
+        )
+    if status == 404 or ("model" in low and any(w in low for w in _NOT_FOUND_WORDS)):
+        name = f" {model!r}" if model else ""
+        return ModelNotFoundError(f"{who}: model{name} not found (HTTP {status}): {excerpt}", **kw)
+    if any(w in low for w in _TOOLS_WORDS):
+        return ToolsNotSupportedError(f"{who}: the server does not support tool calling (HTTP {status}): {excerpt}", **kw)
+    if any(w in low for w in _FILTER_WORDS) and status < 500:
+        return ContentFilterError(f"{who}: blocked by the provider's content filter: {excerpt}", **kw)
+    if status >= 500:
+        return ServerError(f"{who}: server error (HTTP {status}): {excerpt}", **kw)
+    if status in (400, 405, 409, 413, 415, 422):
+        return BadRequestError(f"{who}: bad request (HTTP {status}): {excerpt}", **kw)
+    return EngineHTTPError(f"{who}: HTTP {status}: {excerpt}", **kw)
+
+
+def error_from_payload(payload: Any, *, engine_id: str = "", in_stream: bool = False) -> EngineError:
+    """The typed error for an error payload received with a 200 status (usually mid-stream)."""
+    err = payload.get("error") if isinstance(payload, Mapping) else None
+    status = 0
+    if isinstance(err, Mapping):
+        code = err.get("code") or err.get("status_code")
+        if isinstance(code, int):
+            status = code
+        etype = str(err.get("type", ""))
+        if etype == "overloaded_error":
+            status = 529
+        elif etype == "rate_limit_error":
+            status = 429
+        elif etype == "authentication_error":
+            status = 401
+    if status:
+        return classify_http_error(status, payload, engine_id=engine_id)
+    msg = error_message_of(payload)
+    probe = classify_http_error(400, payload, engine_id=engine_id)
+    if isinstance(probe, (ContextLengthError, ModelNotFoundError, RateLimitError)):
+        return probe
+    where = "mid-stream" if in_stream else "in its reply"
+    return StreamError(f"{engine_id or 'engine'} reported an error {where}: {msg[:300]}", engine_id=engine_id)

@@ -1,0 +1,83 @@
+"""Converting messages and tools to the OpenAI-style wire dicts that most servers speak.
+
+Engines accept :class:`~jarvis_core.types.Message` objects or plain OpenAI-style dicts interchangeably;
+these functions are the one place where both become one shape.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+from jarvis_core.types import Message, MessageLike, Role, ToolCall, ToolSpec
+
+__all__ = ["coerce_message", "coerce_messages", "messages_to_dicts", "message_to_dict", "tools_to_openai"]
+
+_ROLES = {r.value for r in Role}
+
+
+def message_to_dict(message: MessageLike) -> Dict[str, Any]:
+    """One message as an OpenAI chat dict. Dicts are checked for a valid role and passed through."""
+    if isinstance(message, Message):
+        out: Dict[str, Any] = {"role": message.role.value, "content": message.content}
+        if message.tool_calls:
+            out["tool_calls"] = [c.to_openai() for c in message.tool_calls]
+        if message.tool_call_id is not None:
+            out["tool_call_id"] = message.tool_call_id
+        if message.name is not None:
+            out["name"] = message.name
+        return out
+    if not isinstance(message, Mapping):
+        raise TypeError(f"a message must be a Message or a dict, not {type(message).__name__}")
+    role = message.get("role")
+    if role not in _ROLES:
+        raise ValueError(f"message role must be one of {sorted(_ROLES)}, got {role!r}")
+    return dict(message)
+
+
+def messages_to_dicts(messages: Sequence[MessageLike]) -> List[Dict[str, Any]]:
+    """All messages as OpenAI chat dicts (see :func:`message_to_dict`)."""
+    return [message_to_dict(m) for m in messages]
+
+
+def _tool_call_from_dict(raw: Mapping[str, Any], index: int) -> ToolCall:
+    fn = raw.get("function") or raw  # OpenAI nests under "function"; LiteLLM-style flat calls do not
+    args = fn.get("arguments", "{}")
+    if not isinstance(args, str):
+        args = json.dumps(args, ensure_ascii=False)
+    return ToolCall(id=str(raw.get("id") or f"call_{index}"), name=str(fn.get("name", "")), arguments=args)
+
+
+def coerce_message(message: MessageLike) -> Message:
+    """A :class:`Message` from a Message or an OpenAI-style dict (tool-call arguments become JSON strings)."""
+    if isinstance(message, Message):
+        return message
+    d = message_to_dict(message)
+    calls = tuple(_tool_call_from_dict(c, i) for i, c in enumerate(d.get("tool_calls") or ()))
+    content = d.get("content")
+    if isinstance(content, list):  # OpenAI content parts: keep the text parts
+        content = "".join(p.get("text", "") for p in content if isinstance(p, Mapping))
+    return Message(
+        role=d["role"],
+        content=content,
+        tool_calls=calls,
+        tool_call_id=d.get("tool_call_id"),
+        name=d.get("name"),
+        reasoning=d.get("reasoning") or d.get("reasoning_content"),
+    )
+
+
+def coerce_messages(messages: Sequence[MessageLike]) -> List[Message]:
+    """Every message as a :class:`Message`."""
+    return [coerce_message(m) for m in messages]
+
+
+def tools_to_openai(tools: Optional[Sequence[Any]]) -> Optional[List[Dict[str, Any]]]:
+    """Tools (``ToolSpec`` or dicts, wrapped or bare) as OpenAI ``{type: function, function: …}`` dicts."""
+    if not tools:
+        return None
+    out = []
+    for tool in tools:
+        spec = tool if isinstance(tool, ToolSpec) else ToolSpec.from_openai(tool)
+        out.append(spec.to_openai())
+    return out

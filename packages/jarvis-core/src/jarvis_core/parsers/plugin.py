@@ -1,0 +1,1 @@
+"""The core's built-in parsers plugin (being written)."""

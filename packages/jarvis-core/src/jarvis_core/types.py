@@ -1,0 +1,316 @@
+"""Value types shared by every jarvis package (DESIGN §3).
+
+All types are small immutable attrs classes. :data:`converter` (cattrs) turns them into plain dicts and
+JSON and back; :func:`to_dict`, :func:`from_dict`, :func:`to_json` and :func:`from_json` are the one way to
+do that.
+
+``finish_reason`` is always one of :data:`FINISH_REASONS`, whatever the provider said:
+:func:`normalize_finish_reason` maps the providers' spellings.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from typing import Any, Mapping, Optional, Sequence, Tuple, TypeVar, Union
+
+import attrs
+import cattrs
+
+__all__ = [
+    "FINISH_REASONS",
+    "AgentContext",
+    "AgentResult",
+    "Completion",
+    "Message",
+    "MessageLike",
+    "Role",
+    "StreamChunk",
+    "ToolCall",
+    "ToolResult",
+    "ToolSpec",
+    "Usage",
+    "converter",
+    "from_dict",
+    "from_json",
+    "normalize_finish_reason",
+    "to_dict",
+    "to_json",
+]
+
+T = TypeVar("T")
+
+FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter", "error")
+
+_FINISH_ALIASES = {
+    "stop": "stop",
+    "eos": "stop",
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "finish_reason_stop": "stop",
+    "unload": "stop",
+    "load": "stop",
+    "length": "length",
+    "max_tokens": "length",
+    "max_output_tokens": "length",
+    "model_length": "length",
+    "tool_calls": "tool_calls",
+    "tool_use": "tool_calls",
+    "function_call": "tool_calls",
+    "content_filter": "content_filter",
+    "safety": "content_filter",
+    "recitation": "content_filter",
+    "blocklist": "content_filter",
+    "prohibited_content": "content_filter",
+    "spii": "content_filter",
+    "refusal": "content_filter",
+    "image_safety": "content_filter",
+    "error": "error",
+    "abort": "error",
+    "malformed_function_call": "error",
+    "other": "stop",
+    "finish_reason_unspecified": "stop",
+}
+
+
+def normalize_finish_reason(raw: Optional[str], *, has_tool_calls: bool = False) -> str:
+    """Map a provider's finish reason onto :data:`FINISH_REASONS`.
+
+    ``None`` or an unknown spelling becomes ``"tool_calls"`` when the response carried tool calls and
+    ``"stop"`` otherwise; a ``"stop"`` with tool calls also becomes ``"tool_calls"`` (Gemini, Ollama).
+    """
+    reason = _FINISH_ALIASES.get(str(raw).lower(), None) if raw is not None else None
+    if has_tool_calls and reason in (None, "stop"):
+        return "tool_calls"
+    return reason or "stop"
+
+
+class Role(str, enum.Enum):
+    """Who wrote a :class:`Message`."""
+
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@attrs.frozen
+class ToolCall:
+    """One call of a tool by the model. ``arguments`` is always a JSON string (as in OpenAI's API)."""
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+    def parsed_arguments(self) -> Any:
+        """The arguments decoded from JSON; raises :class:`ValueError` when they are not valid JSON."""
+        return json.loads(self.arguments) if self.arguments else {}
+
+    def to_openai(self) -> dict[str, Any]:
+        """The OpenAI wire shape ``{id, type: function, function: {name, arguments}}``."""
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+
+
+def _role(value: Union[Role, str]) -> Role:
+    return value if isinstance(value, Role) else Role(value)
+
+
+def _tuple(value: Optional[Sequence[Any]]) -> Tuple[Any, ...]:
+    return tuple(value) if value else ()
+
+
+@attrs.frozen
+class Message:
+    """One chat message. ``reasoning`` holds a model's thinking, kept apart from ``content``."""
+
+    role: Role = attrs.field(converter=_role)
+    content: Optional[str] = None
+    tool_calls: Tuple[ToolCall, ...] = attrs.field(default=(), converter=_tuple)
+    tool_call_id: Optional[str] = None
+    name: Optional[str] = None
+    reasoning: Optional[str] = None
+
+    @classmethod
+    def system(cls, content: str) -> Message:
+        return cls(Role.SYSTEM, content)
+
+    @classmethod
+    def user(cls, content: str) -> Message:
+        return cls(Role.USER, content)
+
+    @classmethod
+    def assistant(cls, content: Optional[str], tool_calls: Sequence[ToolCall] = ()) -> Message:
+        return cls(Role.ASSISTANT, content, tool_calls=tuple(tool_calls))
+
+    @classmethod
+    def tool(cls, content: str, tool_call_id: str, name: Optional[str] = None) -> Message:
+        return cls(Role.TOOL, content, tool_call_id=tool_call_id, name=name)
+
+
+#: What engines accept as a message: a :class:`Message` or a plain OpenAI-style dict.
+MessageLike = Union[Message, Mapping[str, Any]]
+
+
+@attrs.frozen
+class Usage:
+    """Token counts of one request. ``total_tokens`` defaults to the sum of the other two."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = attrs.field()
+
+    @total_tokens.default
+    def _total(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+def _finish(value: Optional[str]) -> str:
+    return value if value in FINISH_REASONS else normalize_finish_reason(value)
+
+
+@attrs.frozen
+class Completion:
+    """A whole model response, normalized across providers.
+
+    ``metadata`` carries provider extras that have no common field (llama.cpp ``timings``, Ollama
+    durations, request ids); it never holds secrets.
+    """
+
+    content: Optional[str] = None
+    reasoning: Optional[str] = None
+    tool_calls: Tuple[ToolCall, ...] = attrs.field(default=(), converter=_tuple)
+    usage: Usage = attrs.field(factory=Usage)
+    model: str = ""
+    finish_reason: str = attrs.field(default="stop", converter=_finish)
+    metadata: Mapping[str, Any] = attrs.field(factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The OpenJarvis engine dict: ``{content, usage, model, finish_reason, tool_calls?}``."""
+        out: dict[str, Any] = {
+            "content": self.content or "",
+            "usage": to_dict(self.usage),
+            "model": self.model,
+            "finish_reason": self.finish_reason,
+        }
+        if self.tool_calls:
+            out["tool_calls"] = [to_dict(c) for c in self.tool_calls]
+        if self.reasoning:
+            out["reasoning"] = self.reasoning
+        return out
+
+    def to_message(self) -> Message:
+        """This response as the assistant message to append to a conversation."""
+        return Message(Role.ASSISTANT, self.content, tool_calls=self.tool_calls, reasoning=self.reasoning)
+
+
+@attrs.frozen
+class StreamChunk:
+    """One piece of a streamed response.
+
+    ``content`` and ``reasoning`` are deltas (text added since the previous chunk). ``tool_calls`` holds
+    *complete* calls: engines assemble the providers' argument deltas by index and emit each call once, in
+    the chunk that carries ``finish_reason``. ``usage`` arrives once, usually in the last chunk.
+    """
+
+    content: Optional[str] = None
+    reasoning: Optional[str] = None
+    tool_calls: Tuple[ToolCall, ...] = attrs.field(default=(), converter=_tuple)
+    finish_reason: Optional[str] = None
+    usage: Optional[Usage] = None
+    metadata: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class ToolSpec:
+    """A tool the model may call: a name, a description and a JSON schema for its arguments."""
+
+    name: str
+    description: str = ""
+    parameters: Mapping[str, Any] = attrs.field(factory=lambda: {"type": "object", "properties": {}})
+
+    def to_openai(self) -> dict[str, Any]:
+        """The OpenAI function-calling shape ``{type: function, function: {name, description, parameters}}``."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": dict(self.parameters)},
+        }
+
+    @classmethod
+    def from_openai(cls, spec: Mapping[str, Any]) -> ToolSpec:
+        """Accept either the OpenAI wrapper ``{type, function: {...}}`` or the bare function dict."""
+        fn = spec.get("function", spec)
+        return cls(
+            name=fn["name"],
+            description=fn.get("description", "") or "",
+            parameters=fn.get("parameters") or {"type": "object", "properties": {}},
+        )
+
+
+@attrs.frozen
+class ToolResult:
+    """The outcome of running one tool call. A failure is a result with ``ok=False``, never an exception."""
+
+    tool_call_id: str
+    name: str
+    content: str
+    ok: bool = True
+    truncated: bool = False
+    duration_s: float = 0.0
+
+    def to_message(self) -> Message:
+        return Message(Role.TOOL, self.content, tool_call_id=self.tool_call_id, name=self.name)
+
+
+@attrs.frozen
+class AgentContext:
+    """What an agent gets besides its input: prior conversation, tools it may use, free-form metadata."""
+
+    messages: Tuple[Message, ...] = attrs.field(default=(), converter=_tuple)
+    tools: Tuple[ToolSpec, ...] = attrs.field(default=(), converter=_tuple)
+    metadata: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class AgentResult:
+    """What an agent run produced: the final answer, the whole transcript and the tool results."""
+
+    content: str
+    messages: Tuple[Message, ...] = attrs.field(default=(), converter=_tuple)
+    tool_results: Tuple[ToolResult, ...] = attrs.field(default=(), converter=_tuple)
+    turns: int = 0
+    usage: Usage = attrs.field(factory=Usage)
+    metadata: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+def _make_converter() -> cattrs.Converter:
+    conv = cattrs.Converter(forbid_extra_keys=True, omit_if_default=False)
+    conv.register_unstructure_hook(Role, lambda r: r.value)
+    conv.register_structure_hook(Role, lambda v, _: _role(v))
+    return conv
+
+
+#: The cattrs converter for every type in this module (extra keys are an error when structuring).
+converter = _make_converter()
+
+
+def to_dict(obj: Any) -> Any:
+    """Unstructure an attrs value (or a list of them) into plain dicts, lists and scalars."""
+    return converter.unstructure(obj)
+
+
+def from_dict(cls: type[T], data: Any) -> T:
+    """Structure plain data into ``cls``; unknown keys and wrong types raise ``cattrs`` errors."""
+    return converter.structure(data, cls)
+
+
+def to_json(obj: Any) -> str:
+    """``to_dict`` then ``json.dumps``."""
+    return json.dumps(to_dict(obj), ensure_ascii=False)
+
+
+def from_json(cls: type[T], text: str) -> T:
+    """``json.loads`` then ``from_dict``."""
+    return from_dict(cls, json.loads(text))

@@ -1,0 +1,1 @@
+"""Plugin module (being written)."""
