@@ -1,1 +1,35 @@
-"""Plugin module (being written)."""
+"""Entry point of jarvis-engine-openai-compat: registers its engines and config sections.
+
+Targets are strings, so listing plugins imports none of the engine code.
+"""
+
+from jarvis_core import hookimpl
+
+_PKG = "jarvis_engine_openai_compat"
+
+
+@hookimpl
+def jarvis_register_engines(register):
+    register("vllm", f"{_PKG}.engines:VLLMEngine", description="vLLM OpenAI-compatible server (default :8000)")
+    register("sglang", f"{_PKG}.engines:SGLangEngine", description="SGLang OpenAI-compatible server (default :30000)")
+    register("llamacpp", f"{_PKG}.engines:LlamaCppEngine", description="llama.cpp llama-server (default :8080)")
+    register("lmstudio", f"{_PKG}.engines:LMStudioEngine", description="LM Studio local server (default :1234)")
+    register(
+        "openai-compat",
+        f"{_PKG}.engines:OpenAICompatEngine",
+        description="any OpenAI-compatible server (explicit base_url, optional api_key)",
+        discoverable=False,
+    )
+    register(
+        "embedded",
+        f"{_PKG}.embedded:EmbeddedEngine",
+        description="a llama.cpp server managed by jarvis (SmolLM2-135M by default; needs the [embedded] extra)",
+        discoverable=False,
+    )
+
+
+@hookimpl
+def jarvis_register_config_sections(register):
+    for key in ("vllm", "sglang", "llamacpp", "lmstudio", "openai-compat"):
+        register(f"engine.{key}", f"{_PKG}.config:OpenAICompatConfig")
+    register("engine.embedded", f"{_PKG}.config:EmbeddedConfig")
