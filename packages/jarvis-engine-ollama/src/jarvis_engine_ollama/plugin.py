@@ -1,1 +1,20 @@
-"""Plugin module (being written)."""
+"""Entry point of jarvis-engine-ollama: registers the ``ollama`` engine and its config section.
+
+Targets are strings, so listing plugins imports none of the engine code.
+"""
+
+from jarvis_core import hookimpl
+
+
+@hookimpl
+def jarvis_register_engines(register):
+    register(
+        "ollama",
+        "jarvis_engine_ollama.engine:OllamaEngine",
+        description="Ollama's native API (/api/chat; default http://localhost:11434 or OLLAMA_HOST)",
+    )
+
+
+@hookimpl
+def jarvis_register_config_sections(register):
+    register("engine.ollama", "jarvis_engine_ollama.config:OllamaConfig")

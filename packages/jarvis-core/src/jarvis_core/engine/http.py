@@ -51,6 +51,26 @@ def translate_transport_error(exc: Exception, *, engine_id: str, url: str) -> En
     )
 
 
+#: How long (seconds) and how many lines a finished stream's leftovers may take to read before the
+#: connection is dropped instead of being reused.
+_DRAIN_SECONDS = 0.5
+_DRAIN_LINES = 64
+
+
+async def _adrain(lines: AsyncIterator[str]) -> None:
+    n = 0
+    async for _ in lines:
+        n += 1
+        if n > _DRAIN_LINES:
+            return
+
+
+def _drain(lines: Iterator[str]) -> None:
+    for n, _ in enumerate(lines):
+        if n >= _DRAIN_LINES:
+            return
+
+
 class HTTPEngine(InferenceEngine):
     """An engine that talks HTTP to one base URL.
 
@@ -148,8 +168,15 @@ class HTTPEngine(InferenceEngine):
             self._client.close()
             self._client = None
         aclient, self._aclient = self._aclient, None
-        if aclient is not None and not aclient.is_closed:
+        loop, self._aclient_loop = self._aclient_loop, None
+        if aclient is None or aclient.is_closed:
+            return
+        if loop is None or loop is asyncio.get_running_loop():
             await aclient.aclose()
+        elif loop.is_running():
+            asyncio.run_coroutine_threadsafe(aclient.aclose(), loop)
+        # Otherwise the pool's loop has ended (asyncio.run returned): its connections cannot be closed from
+        # this loop, and trying raises "Event loop is closed"; they go when the client is collected.
 
     # -- requests -----------------------------------------------------------------------------------
     def _raise_for_status(self, response: httpx.Response, *, model: Optional[str] = None) -> None:
@@ -159,7 +186,20 @@ class HTTPEngine(InferenceEngine):
             body: Any = response.json()
         except ValueError:
             body = response.text
-        raise self.classify_error(response, body, model=model)
+        raise self.classify_error(response, self._redact(body), model=model)
+
+    def _redact(self, value: Any) -> Any:
+        """``value`` with the API key masked: some servers echo the key they rejected."""
+        key = self._api_key
+        if not key:
+            return value
+        if isinstance(value, str):
+            return value.replace(key, "***")
+        if isinstance(value, Mapping):
+            return {k: self._redact(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._redact(v) for v in value]
+        return value
 
     def classify_error(self, response: httpx.Response, body: Any, *, model: Optional[str] = None) -> EngineError:
         """The typed error for an error response; engines override to add their own cases."""
@@ -194,7 +234,8 @@ class HTTPEngine(InferenceEngine):
             return response.json()
         except ValueError:
             raise StreamError(
-                f"{self.engine_id}: {path} answered with invalid JSON: {response.text[:200]!r}", engine_id=self.engine_id
+                f"{self.engine_id}: {path} answered with invalid JSON: {self._redact(response.text[:200])!r}",
+                engine_id=self.engine_id,
             ) from None
 
     async def arequest_json(
@@ -214,7 +255,8 @@ class HTTPEngine(InferenceEngine):
             return response.json()
         except ValueError:
             raise StreamError(
-                f"{self.engine_id}: {path} answered with invalid JSON: {response.text[:200]!r}", engine_id=self.engine_id
+                f"{self.engine_id}: {path} answered with invalid JSON: {self._redact(response.text[:200])!r}",
+                engine_id=self.engine_id,
             ) from None
 
     @contextlib.asynccontextmanager
@@ -239,12 +281,18 @@ class HTTPEngine(InferenceEngine):
             response = await self.aclient.send(request, stream=True)
         except httpx.TransportError as exc:
             raise translate_transport_error(exc, engine_id=self.engine_id, url=url) from None
+        lines = self._guarded_lines(response, url)
         try:
             if response.status_code >= 400:
                 await response.aread()
                 self._raise_for_status(response, model=model)
-            yield self._guarded_lines(response, url)
+            yield lines
+            # The caller stopped reading at its end marker ([DONE], done:true) before the body's own end;
+            # finish the body so the connection goes back to the pool instead of being closed.
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(_adrain(lines), timeout=min(self.timeout, _DRAIN_SECONDS))
         finally:
+            await lines.aclose()
             await response.aclose()
 
     async def _guarded_lines(self, response: httpx.Response, url: str) -> AsyncIterator[str]:
@@ -272,12 +320,16 @@ class HTTPEngine(InferenceEngine):
             response = self.client.send(request, stream=True)
         except httpx.TransportError as exc:
             raise translate_transport_error(exc, engine_id=self.engine_id, url=url) from None
+        lines = self._guarded_sync_lines(response, url)
         try:
             if response.status_code >= 400:
                 response.read()
                 self._raise_for_status(response, model=model)
-            yield self._guarded_sync_lines(response, url)
+            yield lines
+            with contextlib.suppress(Exception):
+                _drain(lines)  # see astream_lines
         finally:
+            lines.close()
             response.close()
 
     def _guarded_sync_lines(self, response: httpx.Response, url: str) -> Iterator[str]:

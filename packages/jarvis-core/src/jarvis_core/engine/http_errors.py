@@ -121,6 +121,8 @@ def classify_http_error(
 def error_from_payload(payload: Any, *, engine_id: str = "", in_stream: bool = False) -> EngineError:
     """The typed error for an error payload received with a 200 status (usually mid-stream)."""
     err = payload.get("error") if isinstance(payload, Mapping) else None
+    if err is None and isinstance(payload, Mapping) and payload.get("object") == "error":
+        err = payload  # older vLLM: {"object": "error", "message", "type", "code"} at the top level
     status = 0
     if isinstance(err, Mapping):
         code = err.get("code") or err.get("status_code")

@@ -101,14 +101,14 @@ async def aiter_sse(lines: AsyncIterable[str]) -> AsyncIterator[SSEEvent]:
 def decode_json(text: str, *, engine_id: str = "") -> Any:
     """Parse one JSON payload of a stream; an error payload or invalid JSON raises :class:`StreamError`.
 
-    An error payload is an object with a non-empty ``error`` member (OpenAI, vLLM, llama.cpp, Ollama) or
-    with ``type == "error"`` (Anthropic).
+    An error payload is an object with a non-empty ``error`` member (OpenAI, vLLM, llama.cpp, Ollama),
+    with ``type == "error"`` (Anthropic) or with ``object == "error"`` (older vLLM's flat form).
     """
     try:
         obj = json.loads(text)
     except ValueError as exc:
         raise StreamError(f"{engine_id or 'engine'} sent malformed JSON in its stream: {text[:200]!r}", engine_id=engine_id) from exc
-    if isinstance(obj, dict) and (obj.get("error") or obj.get("type") == "error"):
+    if isinstance(obj, dict) and (obj.get("error") or obj.get("type") == "error" or obj.get("object") == "error"):
         from jarvis_core.engine.http_errors import error_from_payload
 
         raise error_from_payload(obj, engine_id=engine_id, in_stream=True)

@@ -1,1 +1,51 @@
-"""(being written)"""
+"""Tool-call and reasoning parsers for models that write them as raw text (DESIGN §5).
+
+    from jarvis_core.parsers import get_tool_parser, get_reasoning_parser
+    result = get_tool_parser("hermes").parse(text, tools=tools)   # .content, .tool_calls, .diagnostics
+    split = get_reasoning_parser("qwen3").parse(text)             # .content, .reasoning
+
+    parser = get_tool_parser("hermes", tools)                     # incremental
+    for delta in stream: events = parser.feed(delta)              # certain content as it comes
+    events = parser.finish(); parser.result                       # complete calls at the end
+
+Parsers are found through the plugin registry (kinds ``tool:<name>`` / ``reasoning:<name>``), so a plugin
+can add one. Names are imported lazily: the built-in plugin module lives in this package.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "Diagnostic": "base",
+    "ParsedDelta": "base",
+    "ReasoningParser": "base",
+    "ReasoningResult": "base",
+    "StreamSnapshot": "base",
+    "ToolCallPreview": "base",
+    "ToolParseResult": "base",
+    "ToolParser": "base",
+    "OutputParser": "compose",
+    "ParsedOutput": "compose",
+    "get_reasoning_parser": "lookup",
+    "get_tool_parser": "lookup",
+    "parse_output": "compose",
+    "reasoning_parser_names": "lookup",
+    "tool_parser_names": "lookup",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list:
+    return sorted(list(globals()) + list(_EXPORTS))

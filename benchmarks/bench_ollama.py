@@ -1,0 +1,290 @@
+"""Ollama engine overhead vs the floor, measured side by side in one run (DESIGN §9).
+
+    python benchmarks/bench_ollama.py [--rounds 10] [--requests 200] [--streams 30] [--chunks 200]
+
+A minimal threaded keep-alive HTTP/1.1 server speaking Ollama's ``/api/chat`` runs in a child process (so
+its CPU is not charged to the clients). Each round runs every client in a rotated order:
+
+* non-streamed: a raw pooled ``httpx.Client`` posting the same body our engine sends and decoding the
+  JSON (the floor), ``OllamaEngine.generate``, and the official ``ollama`` client when it is importable;
+* streamed (``--chunks`` NDJSON lines per answer, sent in one write): a raw ``httpx.AsyncClient`` line loop
+  with ``json.loads`` per line (the floor), ``OllamaEngine.stream`` and ``stream_full``, and
+  ``ollama.AsyncClient`` when importable.
+
+Reported: medians, and per-round ratios to the floor (median over rounds, min-max in brackets). Budgets:
+per request ≤ 1.1x the floor; stream chunk rate ≥ 0.9x the floor's. Every answer is checked; new
+connections per call are counted by the server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+MODEL = "llama3.2"
+MESSAGES = [{"role": "user", "content": "why is the sky blue?"}]
+WORD = " sky"
+
+
+# -- the server (child process) ---------------------------------------------------------------------
+def _final(n: int) -> Dict[str, Any]:
+    return {"done": True, "done_reason": "stop", "total_duration": 4883583458, "load_duration": 1334875,
+            "prompt_eval_count": 26, "prompt_eval_duration": 342546000, "eval_count": n, "eval_duration": 4535599000}
+
+
+def _bodies(chunks: int) -> Tuple[bytes, bytes]:
+    text = WORD * chunks
+    whole = {"model": MODEL, "created_at": "2025-07-07T20:32:53.844124Z",
+             "message": {"role": "assistant", "content": text}, **_final(chunks)}
+    lines = [json.dumps({"model": MODEL, "created_at": "2025-07-07T20:22:19.184789Z",
+                         "message": {"role": "assistant", "content": WORD}, "done": False}, separators=(",", ":"))
+             for _ in range(chunks)]
+    lines.append(json.dumps({"model": MODEL, "created_at": "2025-07-07T20:22:19.219102Z",
+                             "message": {"role": "assistant", "content": ""}, **_final(chunks)}, separators=(",", ":")))
+    return json.dumps(whole, separators=(",", ":")).encode(), ("\n".join(lines) + "\n").encode()
+
+
+def serve(chunks: int) -> None:
+    whole, stream = _bodies(chunks)
+    connections = [0]
+
+    def reply(ctype: str, body: bytes) -> bytes:
+        head = f"HTTP/1.1 200 OK\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\n\r\n"
+        return head.encode() + body
+
+    replies = {False: reply("application/json; charset=utf-8", whole), True: reply("application/x-ndjson", stream)}
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def setup(self) -> None:
+            super().setup()
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            connections[0] += 1
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:  # noqa: N802 - stdlib name
+            body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
+            self.wfile.write(replies[body.get("stream", True) is not False])
+
+        def do_GET(self) -> None:  # noqa: N802 - stdlib name
+            if self.path == "/stats":
+                self.wfile.write(reply("application/json", json.dumps({"connections": connections[0]}).encode()))
+            else:
+                self.wfile.write(reply("application/json", b'{"version":"0.12.6"}'))
+
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+        request_queue_size = 64
+
+    server = Server(("127.0.0.1", 0), Handler)
+    print(server.server_address[1], flush=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    sys.stdin.read()  # until the parent closes our stdin
+
+
+# -- clients ----------------------------------------------------------------------------------------
+def _median_us(samples: List[float]) -> float:
+    return statistics.median(samples) * 1e6
+
+
+class Bench:
+    def __init__(self, url: str, args: argparse.Namespace) -> None:
+        import httpx
+
+        from jarvis_engine_ollama.engine import OllamaEngine
+
+        self.url, self.args = url, args
+        self.expected = WORD * args.chunks
+        self.engine = OllamaEngine(host=url)
+        self.floor = httpx.Client(base_url=url, timeout=30)
+        self.afloor: Optional[httpx.AsyncClient] = None
+        # The floor sends exactly the body the engine sends.
+        req = self.engine._request(MESSAGES, MODEL, None, 256, None, {}, stream=False)
+        self.body = req.body
+        self.stream_body = {**req.body, "stream": True}
+        try:
+            import ollama
+        except ImportError:
+            ollama = None
+        self.ollama = ollama
+        self.ollama_client = ollama.Client(host=url) if ollama else None
+        self.ollama_async: Any = None
+
+    def connections(self) -> int:
+        return int(self.floor.get("/stats").json()["connections"])
+
+    # non-streamed -------------------------------------------------------------------------------
+    def floor_request(self) -> str:
+        return self.floor.post("/api/chat", json=self.body).json()["message"]["content"]
+
+    def engine_request(self) -> str:
+        return self.engine.generate(MESSAGES, model=MODEL, max_tokens=256).content
+
+    def ollama_request(self) -> str:
+        return self.ollama_client.chat(model=MODEL, messages=MESSAGES, options=self.body["options"]).message.content
+
+    # streamed ------------------------------------------------------------------------------------
+    async def floor_stream(self, marks: List[float]) -> str:
+        out = []
+        async with self.afloor.stream("POST", "/api/chat", json=self.stream_body) as r:
+            async for line in r.aiter_lines():
+                if line:
+                    text = json.loads(line)["message"]["content"]
+                    if text:
+                        marks.append(time.perf_counter())
+                        out.append(text)
+        return "".join(out)
+
+    async def engine_stream(self, marks: List[float]) -> str:
+        out = []
+        async for text in self.engine.stream(MESSAGES, model=MODEL, max_tokens=256):
+            marks.append(time.perf_counter())
+            out.append(text)
+        return "".join(out)
+
+    async def engine_stream_full(self, marks: List[float]) -> str:
+        out = []
+        async for chunk in self.engine.stream_full(MESSAGES, model=MODEL, max_tokens=256):
+            if chunk.content:
+                marks.append(time.perf_counter())
+                out.append(chunk.content)
+        return "".join(out)
+
+    async def ollama_stream(self, marks: List[float]) -> str:
+        out = []
+        async for part in await self.ollama_async.chat(model=MODEL, messages=MESSAGES, options=self.body["options"],
+                                                       stream=True):
+            text = part.message.content
+            if text:
+                marks.append(time.perf_counter())
+                out.append(text)
+        return "".join(out)
+
+
+def run(args: argparse.Namespace) -> int:
+    child = subprocess.Popen([sys.executable, __file__, "--serve", "--chunks", str(args.chunks)],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(child.stdout.readline())
+        return _measure(Bench(f"http://127.0.0.1:{port}", args), args)
+    finally:
+        child.stdin.close()
+        child.wait(timeout=10)
+
+
+def _measure(b: Bench, args: argparse.Namespace) -> int:
+    import httpx
+
+    sync_clients: Dict[str, Callable[[], str]] = {"httpx floor": b.floor_request, "jarvis generate": b.engine_request}
+    if b.ollama:
+        sync_clients["ollama client"] = b.ollama_request
+    per_round: Dict[str, List[float]] = {k: [] for k in sync_clients}
+    conns: Dict[str, int] = {k: 0 for k in sync_clients}
+    for name, fn in sync_clients.items():  # warm-up and correctness
+        for _ in range(20):
+            assert fn() == b.expected, f"{name} returned the wrong text"
+    names = list(sync_clients)
+    for r in range(args.rounds):
+        order = names[r % len(names):] + names[: r % len(names)]
+        for name in order:
+            fn = sync_clients[name]
+            before = b.connections()
+            samples = []
+            for _ in range(args.requests):
+                t0 = time.perf_counter()
+                fn()
+                samples.append(time.perf_counter() - t0)
+            conns[name] += b.connections() - before - 1  # the /stats probe's own pool is warm
+            per_round[name].append(statistics.median(samples))
+
+    async def streams() -> Tuple[Dict[str, List[float]], Dict[str, List[float]]]:
+        b.afloor = httpx.AsyncClient(base_url=b.url, timeout=30)
+        if b.ollama:
+            b.ollama_async = b.ollama.AsyncClient(host=b.url)
+        clients = {"httpx line loop": b.floor_stream, "jarvis stream": b.engine_stream,
+                   "jarvis stream_full": b.engine_stream_full}
+        if b.ollama:
+            clients["ollama client"] = b.ollama_stream
+        rate: Dict[str, List[float]] = {k: [] for k in clients}
+        total: Dict[str, List[float]] = {k: [] for k in clients}
+        for name, fn in clients.items():
+            for _ in range(5):
+                assert await fn([]) == b.expected, f"{name} streamed the wrong text"
+        keys = list(clients)
+        for r in range(args.rounds):
+            for name in keys[r % len(keys):] + keys[: r % len(keys)]:
+                rates, totals = [], []
+                for _ in range(args.streams):
+                    marks: List[float] = []
+                    t0 = time.perf_counter()
+                    await clients[name](marks)
+                    totals.append(time.perf_counter() - t0)
+                    rates.append((len(marks) - 1) / (marks[-1] - marks[0]))
+                rate[name].append(statistics.median(rates))
+                total[name].append(statistics.median(totals))
+        await b.afloor.aclose()
+        await b.engine.aclose()
+        return rate, total
+
+    rate, total = asyncio.run(streams())
+    print(f"# bench_ollama: {args.rounds} rounds; {args.requests} requests and {args.streams} streams of "
+          f"{args.chunks} chunks per client per round; python {sys.version.split()[0]}; "
+          f"ollama client {'v' + b.ollama.__version__ if b.ollama and hasattr(b.ollama, '__version__') else ('present' if b.ollama else 'not installed (skipped)')}")
+    print("\n## non-streamed request (lower is better; budget: jarvis <= 1.10x floor)")
+    floor = per_round["httpx floor"]
+    ok = True
+    for name in sync_clients:
+        ratios = [x / f for x, f in zip(per_round[name], floor)]
+        med = statistics.median(ratios)
+        print(f"{name:20s} median {statistics.median(per_round[name]) * 1e6:8.1f} us   ratio {med:5.2f}x "
+              f"[{min(ratios):.2f}-{max(ratios):.2f}]   new conns/request {conns[name] / (args.rounds * args.requests):.3f}")
+        if name == "jarvis generate" and med > 1.10:
+            ok = False
+    print("\n## streamed (chunk rate: higher is better; budget: jarvis stream >= 0.90x floor)")
+    frate, ftotal = rate["httpx line loop"], total["httpx line loop"]
+    for name in rate:
+        rr = [x / f for x, f in zip(rate[name], frate)]
+        tr = [x / f for x, f in zip(total[name], ftotal)]
+        print(f"{name:20s} {statistics.median(rate[name]) / 1e3:7.1f}k chunks/s   rate ratio {statistics.median(rr):5.2f}x "
+              f"[{min(rr):.2f}-{max(rr):.2f}]   stream total {statistics.median(total[name]) * 1e3:6.2f} ms "
+              f"({statistics.median(tr):.2f}x)")
+        if name == "jarvis stream" and statistics.median(rr) < 0.90:
+            ok = False
+    print(f"\nbudgets: {'met' if ok else 'NOT met'}")
+    b.engine.close()
+    b.floor.close()
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--streams", type=int, default=30)
+    parser.add_argument("--chunks", type=int, default=200)
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.chunks)
+        return 0
+    gc.collect()
+    os.environ.pop("OLLAMA_HOST", None)
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

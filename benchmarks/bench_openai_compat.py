@@ -1,0 +1,274 @@
+"""Overhead of the OpenAI-compatible engines against floors measured side by side (DESIGN §9).
+
+A minimal keep-alive HTTP/1.1 server runs in its own process on loopback and answers
+``/v1/chat/completions`` with canned bytes (a 200-token JSON reply, or a 200-chunk SSE stream sent in one
+write, chunked encoding, ``[DONE]`` and usage chunk included). In the same client process, interleaved
+round by round:
+
+- per request: ``LlamaCppEngine.generate`` vs a raw pooled ``httpx.Client`` posting the same payload and
+  decoding the JSON (budget: at most 1.1x);
+- per stream chunk: ``stream_full`` and ``stream`` vs a raw ``httpx.AsyncClient`` line loop that parses
+  each ``data:`` line (budget: at least 0.9x the chunk rate);
+- TCP connections the server accepted for N generate calls and for N streams (budget: 1 each).
+
+Run: ``python benchmarks/bench_openai_compat.py [--rounds 7] [--requests 200] [--streams 40]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import socket
+import statistics
+import sys
+import threading
+import time
+
+MODEL = "bench-model"
+N_CHUNKS = 200
+
+
+# -- the loopback server (child process) -------------------------------------------------------------
+def _canned() -> tuple:
+    base = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1, "model": MODEL,
+            "system_fingerprint": "fp_bench"}
+    events = [dict(base, choices=[{"index": 0, "delta": {"role": "assistant", "content": ""},
+                                   "logprobs": None, "finish_reason": None}], usage=None)]
+    for i in range(N_CHUNKS):
+        events.append(dict(base, choices=[{"index": 0, "delta": {"content": f" tok{i}"}, "logprobs": None,
+                                           "finish_reason": None}], usage=None))
+    events.append(dict(base, choices=[{"index": 0, "delta": {}, "logprobs": None, "finish_reason": "stop"}], usage=None))
+    events.append(dict(base, choices=[], usage={"prompt_tokens": 20, "completion_tokens": N_CHUNKS,
+                                                "total_tokens": 20 + N_CHUNKS}))
+    sse = "".join(f"data: {json.dumps(e, separators=(',', ':'))}\n\n" for e in events) + "data: [DONE]\n\n"
+    sse_bytes = sse.encode()
+    stream = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+              + b"%x\r\n" % len(sse_bytes) + sse_bytes + b"\r\n0\r\n\r\n")
+    text = "".join(f" tok{i}" for i in range(N_CHUNKS))
+    body = json.dumps({
+        "id": "chatcmpl-bench", "object": "chat.completion", "created": 1, "model": MODEL,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 20, "completion_tokens": N_CHUNKS, "total_tokens": 20 + N_CHUNKS},
+    }).encode()
+    plain = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)) + body
+    return plain, stream
+
+
+def _serve(port_q: multiprocessing.Queue) -> None:
+    plain, stream = _canned()
+    connections = [0]
+    lock = threading.Lock()
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(64)
+    port_q.put(srv.getsockname()[1])
+
+    def handle(conn: socket.socket) -> None:
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        buf = b""
+        with conn:
+            while True:
+                while b"\r\n\r\n" not in buf:
+                    data = conn.recv(65536)
+                    if not data:
+                        return
+                    buf += data
+                head, _, buf = buf.partition(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n")[1:]:
+                    if line[:15].lower() == b"content-length:":
+                        length = int(line[15:])
+                while len(buf) < length:
+                    buf += conn.recv(65536)
+                body, buf = buf[:length], buf[length:]
+                if head.startswith(b"GET /stats"):
+                    with lock:
+                        out = json.dumps({"connections": connections[0]}).encode()
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(out) + out)
+                elif b'"stream":true' in body.replace(b" ", b""):
+                    conn.sendall(stream)
+                else:
+                    conn.sendall(plain)
+
+    while True:
+        conn, _ = srv.accept()
+        with lock:
+            connections[0] += 1
+        threading.Thread(target=handle, args=(conn,), daemon=True).start()
+
+
+def _connections(port: int) -> int:
+    import http.client
+
+    c = http.client.HTTPConnection("127.0.0.1", port)
+    c.request("GET", "/stats")
+    n = json.loads(c.getresponse().read())["connections"]
+    c.close()
+    return n - 1  # this probe's own connection
+
+
+# -- the client side -----------------------------------------------------------------------------------
+MESSAGES = [{"role": "system", "content": "You are a helpful assistant."},
+            {"role": "user", "content": "Count to two hundred."}]
+
+
+def bench_requests(engine, raw, payload: dict, n: int) -> tuple:
+    t0 = time.perf_counter()
+    for _ in range(n):
+        raw.post("/v1/chat/completions", json=payload).json()["choices"][0]["message"]["content"]
+    t1 = time.perf_counter()
+    for _ in range(n):
+        engine.generate(MESSAGES, model=MODEL, max_tokens=256).content
+    t2 = time.perf_counter()
+    return (t1 - t0) / n, (t2 - t1) / n
+
+
+async def _raw_stream(aclient, payload: dict) -> tuple:
+    count = 0
+    first = last = 0.0
+    async with aclient.stream("POST", "/v1/chat/completions", json=payload) as response:
+        async for line in response.aiter_lines():
+            if line.startswith("data: "):
+                data = line[6:]
+                if data == "[DONE]":
+                    continue
+                obj = json.loads(data)
+                choices = obj["choices"]
+                if choices and choices[0]["delta"].get("content"):
+                    count += 1
+                    last = time.perf_counter()
+                    if count == 1:
+                        first = last
+    return count, last - first
+
+
+async def _engine_stream(engine, full: bool) -> tuple:
+    count = 0
+    first = last = 0.0
+    if full:
+        gen = engine.stream_full(MESSAGES, model=MODEL, max_tokens=256)
+        async for chunk in gen:
+            if chunk.content:
+                count += 1
+                last = time.perf_counter()
+                if count == 1:
+                    first = last
+    else:
+        async for _text in engine.stream(MESSAGES, model=MODEL, max_tokens=256):
+            count += 1
+            last = time.perf_counter()
+            if count == 1:
+                first = last
+    return count, last - first
+
+
+async def bench_streams(engine, aclient, payload: dict, n: int) -> dict:
+    spans: dict = {"raw": [], "stream_full": [], "stream": []}
+    for _ in range(n):
+        c, span = await _raw_stream(aclient, payload)
+        assert c == N_CHUNKS, c
+        spans["raw"].append(span)
+        c, span = await _engine_stream(engine, True)
+        assert c == N_CHUNKS, c
+        spans["stream_full"].append(span)
+        c, span = await _engine_stream(engine, False)
+        assert c == N_CHUNKS, c
+        spans["stream"].append(span)
+    return {k: (N_CHUNKS - 1) / statistics.median(v) for k, v in spans.items()}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--requests", type=int, default=200)
+    ap.add_argument("--streams", type=int, default=40)
+    args = ap.parse_args()
+
+    import httpx
+
+    from jarvis_core.engine.openai_wire import build_chat_payload
+    from jarvis_engine_openai_compat.engines import LlamaCppEngine
+
+    ctx = multiprocessing.get_context("spawn")
+    q = ctx.Queue()
+    server = ctx.Process(target=_serve, args=(q,), daemon=True)
+    server.start()
+    port = q.get(timeout=30)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        engine = LlamaCppEngine(host=url)
+        # The raw floor sends exactly the engine's payload (backend defaults included).
+        payload = build_chat_payload(MESSAGES, model=MODEL, temperature=0.7, max_tokens=256)
+        stream_payload = build_chat_payload(MESSAGES, model=MODEL, temperature=0.7, max_tokens=256, stream=True)
+        raw = httpx.Client(base_url=url)
+        engine.generate(MESSAGES, model=MODEL, max_tokens=256)  # warm-up (registry, adapter cache)
+        raw.post("/v1/chat/completions", json=payload).json()
+
+        req_raw, req_eng, rates = [], [], {"raw": [], "stream_full": [], "stream": []}
+
+        async def stream_rounds() -> None:
+            aclient = httpx.AsyncClient(base_url=url)
+            await _raw_stream(aclient, stream_payload)
+            await _engine_stream(engine, True)
+            for _ in range(args.rounds):
+                r_raw, r_eng = bench_requests(engine, raw, payload, args.requests)
+                req_raw.append(r_raw)
+                req_eng.append(r_eng)
+                for k, v in (await bench_streams(engine, aclient, stream_payload, args.streams)).items():
+                    rates[k].append(v)
+            await aclient.aclose()
+            await engine.aclose()
+
+        asyncio.run(stream_rounds())
+        raw.close()
+
+        # Connections: fresh engine, N calls each way, count what the server accepted.
+        n = 50
+        before = _connections(port)
+        counter = LlamaCppEngine(host=url)
+        for _ in range(n):
+            counter.generate(MESSAGES, model=MODEL, max_tokens=256)
+        counter.close()
+        conns_generate = _connections(port) - before
+
+        async def count_streams() -> None:
+            eng = LlamaCppEngine(host=url)
+            for _ in range(n):
+                async for _chunk in eng.stream_full(MESSAGES, model=MODEL, max_tokens=256):
+                    pass
+            for _ in range(n):
+                async for _text in eng.stream(MESSAGES, model=MODEL, max_tokens=256):
+                    pass
+            await eng.aclose()
+
+        before = _connections(port)
+        asyncio.run(count_streams())
+        conns_stream = _connections(port) - before
+    finally:
+        server.terminate()
+        server.join(5)
+
+    med = statistics.median
+    r_raw, r_eng = med(req_raw), med(req_eng)
+    print(f"per request (median of {args.rounds} rounds x {args.requests}):")
+    print(f"  raw httpx.Client + json   {r_raw * 1e6:8.1f} us")
+    print(f"  LlamaCppEngine.generate   {r_eng * 1e6:8.1f} us   ratio {r_eng / r_raw:.3f}x   (budget <= 1.10x)")
+    print(f"  per-round ratios: {', '.join(f'{e / r:.3f}' for r, e in zip(req_raw, req_eng))}")
+    raw_rate = med(rates["raw"])
+    print(f"stream chunk rate (median of {args.rounds} rounds x {args.streams} streams x {N_CHUNKS} chunks):")
+    print(f"  raw AsyncClient line loop {raw_rate:10.0f} chunks/s ({1e6 / raw_rate:.2f} us/chunk)")
+    for key in ("stream_full", "stream"):
+        rate = med(rates[key])
+        per_round = ", ".join(f"{e / r:.3f}" for r, e in zip(rates["raw"], rates[key]))
+        print(f"  engine.{key:<19} {rate:10.0f} chunks/s ({1e6 / rate:.2f} us/chunk)   ratio {rate / raw_rate:.3f}x"
+              f"   (budget >= 0.90x)   per round: {per_round}")
+    print(f"TCP connections opened: {conns_generate} for {n} generate calls; {conns_stream} for {2 * n} streams"
+          " (budget: 1 each)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""``jarvis models``: the models each reachable engine offers, as JSON.
+
+Output shape::
+
+    {"models": {"ollama": ["qwen3:8b", "llama3.2:3b"]},
+     "errors": {"vllm": "vllm: timed out talking to http://gpu:8000/v1/models ..."}}
+
+Without ``--engine`` every engine that answers a health check is asked (in parallel); an engine that
+answers the health check but fails to list its models appears under ``errors`` (and as a warning line on
+stderr). With ``--engine`` only that engine is asked, and its failure is the command's error. Exit status
+1 when no engine could list its models.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Dict
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``models`` to the ``jarvis`` parser."""
+    p = subparsers.add_parser(
+        "models",
+        help="list the models each reachable engine offers",
+        description="List, as JSON, the models each reachable engine offers (or only --engine's).",
+    )
+    p.add_argument("--engine", metavar="NAME", help="only this engine (default: every engine that answers)")
+    p.add_argument("--host", metavar="URL", help="address of --engine's server")
+    p.add_argument("--timeout", type=float, default=15.0, metavar="S", help="seconds to wait for the lists (default 15)")
+    p.add_argument("--indent", type=int, default=2, help="JSON indentation (0: one line)")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``jarvis models``."""
+    from jarvis_core.cli.output import one_line
+    from jarvis_core.config import load_config
+    from jarvis_core.discovery import discover_engines, discover_models, get_engine
+    from jarvis_core.errors import EngineConnectionError, JarvisError
+
+    if args.timeout <= 0:
+        raise JarvisError("--timeout must be a positive number of seconds")
+    if args.host and not args.engine:
+        raise JarvisError("--host needs --engine too: which kind of server runs there? (e.g. --engine ollama)")
+    config = load_config(getattr(args, "config", None))
+
+    if args.engine:
+        with get_engine(config, args.engine, host=args.host) as engine:
+            models = engine.list_models()
+        print(json.dumps({"models": {args.engine: list(models)}, "errors": {}}, indent=args.indent or None))
+        return 0
+
+    engines = discover_engines(config)
+    if not engines:
+        raise EngineConnectionError(
+            "no engine is reachable; see 'jarvis engines' for each one's address and error, start a server, "
+            "or point jarvis at one with [engine.NAME] host in the config"
+        )
+    try:
+        listing = discover_models(engines, timeout=args.timeout)
+    finally:
+        for _, engine in engines:
+            engine.close()
+    errors: Dict[str, str] = {key: one_line(str(exc)) or type(exc).__name__ for key, exc in listing.errors.items()}
+    for key, message in errors.items():
+        print(f"jarvis: warning: {key}: {message}", file=sys.stderr)
+    print(json.dumps({"models": dict(listing), "errors": errors}, indent=args.indent or None))
+    return 0 if listing else 1

@@ -1,0 +1,141 @@
+"""The ``jarvis`` command: argument parsing and dispatch to ``cli/cmd_<name>.py`` modules.
+
+Each command module exposes ``add_parser(subparsers)`` and ``run(args) -> int`` and imports anything heavy
+inside ``run``. Only the module of the command being run is imported: the others appear in ``jarvis --help``
+through the one-line summaries below, so ``jarvis plugins`` never pays for httpx, attrs or the config code.
+
+Exit status: 0 on success, 1 on an error (one line on stderr saying what to do; the traceback only with
+``--debug``), 2 on a usage error, 130 on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import warnings
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from jarvis_core.cli import output
+
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+#: command -> (module, one-line summary). Modules are imported only when their command runs.
+COMMANDS: Dict[str, Tuple[str, str]] = {
+    "ask": ("jarvis_core.cli.cmd_ask", "ask one question; the answer streams to stdout"),
+    "chat": ("jarvis_core.cli.cmd_chat", "answer questions read from stdin, one per line, with one engine"),
+    "plugins": ("jarvis_core.cli.cmd_plugins", "list installed plugins and what they registered (JSON)"),
+    "engines": ("jarvis_core.cli.cmd_engines", "list configured engines and their health"),
+    "models": ("jarvis_core.cli.cmd_models", "list the models each reachable engine offers"),
+    "hardware": ("jarvis_core.cli.cmd_hardware", "detect CPU, RAM and GPUs; recommend an engine"),
+    "config": ("jarvis_core.cli.cmd_config", "show, locate or create the config file"),
+    "defaults": ("jarvis_core.cli.cmd_defaults", "show the backend defaults that apply to a model"),
+}
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def _version() -> str:
+    from jarvis_core import __version__
+
+    return __version__
+
+
+def _selected_command(argv: Sequence[str]) -> Optional[str]:
+    # Top-level options take no values, so the first non-option word is the command.
+    for arg in argv:
+        if arg == "--":
+            return None
+        if not arg.startswith("-"):
+            return arg if arg in COMMANDS else None
+    return None
+
+
+def _command_module(name: str):  # -> module
+    module_name = COMMANDS[name][0]
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name:
+            raise
+        from jarvis_core.errors import JarvisError
+
+        raise JarvisError(f"the '{name}' command is not available in this jarvis-core build ({module_name} is missing)") from None
+
+
+def build_parser(command: Optional[str] = None, *, full: bool = False) -> argparse.ArgumentParser:
+    """The ``jarvis`` parser.
+
+    With ``command``, only that command is added (its module is imported); with none, every command is
+    listed with its summary (for ``jarvis --help``). ``full=True`` builds every command (for documentation).
+    """
+    parser = argparse.ArgumentParser(
+        prog="jarvis",
+        description="jarvis: a plugin framework for LLM inference.",
+        epilog="Add --debug to any command for tracebacks. See 'jarvis COMMAND --help'.",
+    )
+    parser.add_argument("--version", action="version", version=f"jarvis-core {_version()}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors (also JARVIS_DEBUG=1)")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (_module, summary) in COMMANDS.items():
+        if full or name == command:
+            _command_module(name).add_parser(subparsers)
+        elif command is None:
+            # Each parser costs about a millisecond to build: list the others only when no command was given.
+            subparsers.add_parser(name, help=summary, description=summary)
+    return parser
+
+
+def _split_debug(argv: List[str]) -> Tuple[List[str], bool]:
+    """Accept ``--debug`` anywhere before ``--`` (``jarvis ask --debug …`` as well as ``jarvis --debug ask``)."""
+    if "--" in argv:
+        cut = argv.index("--")
+        head, tail = argv[:cut], argv[cut:]
+    else:
+        head, tail = argv, []
+    debug = "--debug" in head
+    return [a for a in head if a != "--debug"] + tail, debug
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the ``jarvis`` command with ``argv`` (default: ``sys.argv[1:]``) and return the exit status."""
+    args_list, debug = _split_debug(list(sys.argv[1:] if argv is None else argv))
+    debug = debug or os.environ.get("JARVIS_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")
+    with warnings.catch_warnings():
+        warnings.showwarning = output.show_warning
+        # Our own deprecations (legacy config keys) are meant for the user of the command.
+        warnings.filterwarnings("default", category=DeprecationWarning, module=r"jarvis")
+        try:
+            parser = build_parser(_selected_command(args_list))
+            args = parser.parse_args(args_list)
+            args.debug = debug
+            if args.command is None:
+                parser.print_help(sys.stderr)
+                return EXIT_USAGE
+            return int(_command_module(args.command).run(args) or 0)
+        except SystemExit as exc:  # argparse: --help, --version and usage errors
+            code = exc.code
+            return code if isinstance(code, int) else (EXIT_OK if code is None else EXIT_ERROR)
+        except KeyboardInterrupt:
+            print(file=sys.stderr)
+            return EXIT_INTERRUPTED
+        except BrokenPipeError:
+            # The reader went away (``jarvis plugins | head``); keep Python from complaining at exit.
+            _silence_stdout()
+            return EXIT_ERROR
+        except Exception as exc:
+            output.print_error(exc, debug=debug)
+            return EXIT_ERROR
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""How the ``jarvis`` command talks to the user on stderr: one line per error, warning or announcement.
+
+Errors are printed as ``jarvis: error: <what happened and what to do>``; the traceback appears only with
+``--debug`` (or ``JARVIS_DEBUG=1``). Warnings (a plugin that failed to load, a deprecated config key) are
+printed as ``jarvis: warning: <message>`` instead of Python's two-line ``file:line: Category`` format.
+
+This module imports nothing beyond the standard library: every command, ``jarvis plugins`` included, uses it.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Optional, TextIO
+
+__all__ = ["announce", "one_line", "print_error", "show_warning"]
+
+PROG = "jarvis"
+
+
+def one_line(text: str) -> str:
+    """Collapse a (possibly multi-line) message into one line."""
+    parts = [p.strip() for p in str(text).splitlines() if p.strip()]
+    return "; ".join(parts)
+
+
+def _stderr(file: Optional[TextIO]) -> TextIO:
+    return file if file is not None else sys.stderr
+
+
+def announce(message: str, *, file: Optional[TextIO] = None) -> None:
+    """Tell the user about a choice made for them (which engine, which model), on stderr."""
+    out = _stderr(file)
+    print(f"{PROG}: {one_line(message)}", file=out)
+    out.flush()
+
+
+def print_error(exc: BaseException, *, debug: bool = False, file: Optional[TextIO] = None) -> None:
+    """Print ``exc`` as one line; with ``debug`` print the traceback first.
+
+    jarvis's own errors (:class:`~jarvis_core.errors.JarvisError`) carry a message that says what to do.
+    Anything else is a bug, and the line says so.
+    """
+    out = _stderr(file)
+    if debug:
+        import traceback
+
+        traceback.print_exception(type(exc), exc, exc.__traceback__, file=out)
+    from jarvis_core.errors import JarvisError  # stdlib-only module; cheap
+
+    message = one_line(str(exc)) or type(exc).__name__
+    if isinstance(exc, JarvisError):
+        line = f"{PROG}: error: {message}"
+    elif isinstance(exc, OSError):
+        line = f"{PROG}: error: {type(exc).__name__}: {message}"
+    else:
+        hint = "" if debug else "; rerun with --debug for the traceback"
+        line = f"{PROG}: error: unexpected {type(exc).__name__}: {message} (a bug in jarvis or a plugin{hint})"
+    print(line, file=out)
+    out.flush()
+
+
+def show_warning(
+    message: Any,
+    category: type,
+    filename: str,
+    lineno: int,
+    file: Optional[TextIO] = None,
+    line: Optional[str] = None,
+) -> None:
+    """A ``warnings.showwarning`` replacement that prints one line per warning."""
+    out = _stderr(file)
+    try:
+        print(f"{PROG}: warning: {one_line(str(message))}", file=out)
+        out.flush()
+    except (OSError, ValueError):  # stderr closed: nothing sensible left to do
+        pass

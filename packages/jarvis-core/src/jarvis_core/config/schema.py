@@ -1,0 +1,155 @@
+"""The config schema: attrs classes for every section jarvis-core owns, and :class:`JarvisConfig`.
+
+Engine sub-tables (``[engine.<key>]``) are typed by the plugin that provides the engine, through the
+``jarvis_register_config_sections`` hook; an engine without a registered schema gets
+:class:`GenericEngineConfig`. Field names of an engine schema are constructor keyword arguments of the
+engine, which is what lets :meth:`JarvisConfig.engine_options` feed ``create_engine`` directly.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Mapping, Optional, Tuple
+
+import attrs
+
+__all__ = [
+    "SECRET_MARKERS",
+    "AgentConfig",
+    "EngineSettings",
+    "GenericEngineConfig",
+    "JarvisConfig",
+    "ModelDefaultsRule",
+    "env_var_for",
+    "is_secret_field",
+]
+
+#: A field named like this, or ending in ``_`` + one of these, holds a secret: ``jarvis config show`` masks it.
+SECRET_MARKERS = ("key", "token", "secret", "password", "passwd", "credentials")
+
+
+def is_secret_field(name: str) -> bool:
+    """True when a config field of that name holds a secret (``api_key``, ``openai_api_key``, ``token``);
+    ``max_tokens`` is not one."""
+    lowered = name.lower().replace("-", "_")
+    return any(lowered == m or lowered.endswith("_" + m) for m in SECRET_MARKERS)
+
+
+def env_var_for(engine_key: str) -> str:
+    """The environment variable that overrides an engine's host: ``llama-cpp`` → ``LLAMA_CPP_HOST``."""
+    return engine_key.upper().replace("-", "_").replace(".", "_") + "_HOST"
+
+
+@attrs.frozen
+class GenericEngineConfig:
+    """Schema of ``[engine.<key>]`` for an engine whose plugin registered no schema of its own."""
+
+    host: Optional[str] = None
+    api_key: Optional[str] = attrs.field(default=None, repr=False)
+    timeout: Optional[float] = None
+
+
+@attrs.frozen
+class AgentConfig:
+    """``[agent]``: which agent ``jarvis ask`` uses by default, and its turn limit."""
+
+    default: Optional[str] = None
+    max_turns: Optional[int] = None
+
+
+@attrs.frozen
+class ModelDefaultsRule:
+    """One ``[model_defaults."<pattern>"]`` table: the user's own per-model-family defaults.
+
+    They rank above plugin defaults and below explicit request arguments (DESIGN §5).
+    """
+
+    tool_parser: Optional[str] = None
+    reasoning_parser: Optional[str] = None
+    temperature: Optional[float] = None
+    top_p: Optional[float] = None
+    top_k: Optional[int] = None
+    min_p: Optional[float] = None
+    repeat_penalty: Optional[float] = None
+    presence_penalty: Optional[float] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The fields that are set."""
+        return {f.name: v for f in attrs.fields(type(self)) if (v := getattr(self, f.name)) is not None}
+
+
+@attrs.frozen
+class EngineSettings:
+    """``[engine]``: the default engine, the fallback switch, and the per-engine sub-tables."""
+
+    #: Registry key of the engine used when none is named (``JARVIS_ENGINE`` overrides it).
+    default: Optional[str] = None
+    #: Model id used when none is named (else the first model the engine offers, announced).
+    model: Optional[str] = None
+    #: Opt-in: when the chosen engine is unreachable, use another healthy one, announced (event + warning).
+    fallback: bool = False
+    #: When no engine is configured or reachable, ``jarvis ask`` may start the managed llama.cpp server.
+    auto_embedded: bool = True
+    #: ``[engine.<key>]`` tables, structured into each engine's schema class, in file order.
+    sections: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class JarvisConfig:
+    """The effective configuration: the file (if any), legacy keys migrated, environment applied.
+
+    Build it with :func:`jarvis_core.config.load_config`. Secrets never appear in its ``repr``.
+    """
+
+    engine: EngineSettings = attrs.field(factory=EngineSettings)
+    agent: AgentConfig = attrs.field(factory=AgentConfig)
+    #: ``pattern -> {field: value}`` user rules for :func:`jarvis_core.defaults.resolve` (``user_rules=``).
+    model_defaults: Mapping[str, Dict[str, Any]] = attrs.field(factory=dict)
+    #: The file this config was read from (``None``: built-in defaults only).
+    path: Optional[str] = None
+    #: Address overrides from the environment: engine key -> (variable name, value, option name).
+    env_hosts: Mapping[str, Tuple[str, str, str]] = attrs.field(factory=dict, repr=False)
+    #: Where a value came from, for ``jarvis config show``: dotted key -> ``"file:LINE"`` / ``"env NAME"``.
+    sources: Mapping[str, str] = attrs.field(factory=dict, repr=False)
+
+    def engine_section(self, key: str) -> Optional[Any]:
+        """The structured ``[engine.<key>]`` table, or ``None`` when the config has none."""
+        return self.engine.sections.get(key)
+
+    def configured_engines(self) -> Tuple[str, ...]:
+        """Engine keys the user named: the default engine first, then the ``[engine.<key>]`` tables."""
+        keys = list(self.engine.sections)
+        if self.engine.default and self.engine.default not in keys:
+            keys.insert(0, self.engine.default)
+        elif self.engine.default:
+            keys.remove(self.engine.default)
+            keys.insert(0, self.engine.default)
+        return tuple(keys)
+
+    def engine_options(self, key: str) -> Dict[str, Any]:
+        """Keyword arguments for ``create_engine(key, **options)``.
+
+        The section's fields that are set, then the ``<KEY>_HOST`` environment override (environment beats
+        file). Contains the API key when one is configured: pass it to the engine, never print it.
+        """
+        section = self.engine.sections.get(key)
+        options: Dict[str, Any] = {}
+        if isinstance(section, dict):  # its plugin's schema failed to import; kept as written
+            options.update({k: v for k, v in section.items() if v is not None})
+        elif section is not None:
+            for field in attrs.fields(type(section)):
+                value = getattr(section, field.name)
+                if value is not None:
+                    options[field.name] = value
+        env = self.env_hosts.get(key)
+        if env is not None:
+            _, value, option = env
+            for alias in ("host", "base_url"):
+                options.pop(alias, None)  # one address only: the environment's
+            options[option] = value
+        return options
+
+    def host_of(self, key: str) -> Optional[str]:
+        """The configured address of an engine (environment or file), if any. Never a secret."""
+        options = self.engine_options(key)
+        host = options.get("host") or options.get("base_url")
+        return str(host) if host else None

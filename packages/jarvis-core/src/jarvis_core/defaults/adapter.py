@@ -1,0 +1,184 @@
+"""The engine-side helper: fill sampling defaults, split inline reasoning, turn text tool calls into calls.
+
+Engines call it like this::
+
+    adapter = ModelAdapter.for_model(model, "llamacpp", user_rules=config.model_defaults)
+    params = adapter.sampling({"temperature": temperature, "top_p": top_p})   # explicit None = unset
+    completion = adapter.postprocess(completion, tools)                        # whole responses
+    proc = adapter.stream_processor(tools)                                     # streams
+    for chunk in wire_chunks: yield from proc.feed(chunk)
+    yield from proc.finish()
+
+Precedence of sampling values: explicit request values (not None; an explicit 0 is a value) > the user's
+config > plugin/family defaults > engine defaults (temperature 0.7).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import warnings
+from collections import OrderedDict
+from typing import Any, Dict, Mapping, Optional, Tuple
+
+import attrs
+
+from jarvis_core.defaults.resolver import Resolved, resolve
+from jarvis_core.types import Completion
+
+__all__ = ["ENGINE_DEFAULTS", "ModelAdapter"]
+
+#: The engine tier: what is sent when no request value, user rule or family rule sets a field.
+ENGINE_DEFAULTS: Mapping[str, Any] = {"temperature": 0.7}
+
+_CACHE_SIZE = 256
+_lock = threading.Lock()
+_adapters: OrderedDict[Tuple[Any, ...], ModelAdapter] = OrderedDict()
+
+
+def _rules_key(user_rules: Any) -> str:
+    try:
+        return json.dumps(user_rules, sort_keys=True, default=repr)
+    except (TypeError, ValueError):
+        return repr(user_rules)
+
+
+class ModelAdapter:
+    """Per-(model, backend) defaults and response post-processing. Cheap to build; cached by :meth:`for_model`."""
+
+    def __init__(self, resolved: Resolved, *, engine_defaults: Optional[Mapping[str, Any]] = None) -> None:
+        self.resolved = resolved
+        self.engine_defaults: Mapping[str, Any] = dict(ENGINE_DEFAULTS if engine_defaults is None else engine_defaults)
+        self._tool_cls: Any = None
+        self._reasoning_cls: Any = None
+        self._warned = False
+
+    @classmethod
+    def for_model(
+        cls, model: str, backend: Optional[str] = None, *, user_rules: Any = None, registry: Any = None
+    ) -> ModelAdapter:
+        """The adapter of ``model`` on ``backend`` (cached per model, backend, user rules and registry)."""
+        if registry is None:
+            from jarvis_core.plugins import get_registry
+
+            registry = get_registry()
+        key = (model, backend, _rules_key(user_rules), id(registry))
+        with _lock:
+            hit = _adapters.get(key)
+            if hit is not None:
+                _adapters.move_to_end(key)
+                return hit
+        adapter = cls(resolve(model, backend, user_rules=user_rules, registry=registry))
+        adapter._registry = registry
+        with _lock:
+            _adapters[key] = adapter
+            while len(_adapters) > _CACHE_SIZE:
+                _adapters.popitem(last=False)
+        return adapter
+
+    # -- facts ------------------------------------------------------------------------------------
+    @property
+    def model(self) -> str:
+        return self.resolved.model
+
+    @property
+    def backend(self) -> Optional[str]:
+        return self.resolved.backend
+
+    @property
+    def tool_parser(self) -> Optional[str]:
+        """Name of the family's tool-call parser, or None."""
+        return self.resolved.tool_parser
+
+    @property
+    def reasoning_parser(self) -> Optional[str]:
+        """Name of the family's reasoning parser, or None."""
+        return self.resolved.reasoning_parser
+
+    @property
+    def extras(self) -> Mapping[str, Any]:
+        return self.resolved.extras
+
+    # -- sampling ---------------------------------------------------------------------------------
+    def sampling(self, explicit: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+        """Sampling values to send: ``explicit`` non-None values, then user config, family, engine defaults.
+
+        Keys of ``explicit`` that are not sampling fields (e.g. ``max_tokens``) pass through when not None.
+        ``top_k`` of ``-1`` or ``0`` means "disabled" in the family tables; engines map it for their wire.
+        """
+        out: Dict[str, Any] = dict(self.engine_defaults)
+        out.update(self.resolved.sampling)
+        for key, value in (explicit or {}).items():
+            if value is not None:
+                out[key] = value
+        return out
+
+    def sampling_sources(self, explicit: Optional[Mapping[str, Any]] = None) -> Dict[str, str]:
+        """For each value :meth:`sampling` returns, who supplied it: ``request``, a distribution, ``engine default``."""
+        out = {k: "engine default" for k in self.engine_defaults}
+        for key in self.resolved.sampling:
+            out[key] = self.resolved.provenance[key].distribution
+        for key, value in (explicit or {}).items():
+            if value is not None:
+                out[key] = "request"
+        return out
+
+    # -- parsers ----------------------------------------------------------------------------------
+    def _load(self, kind: str, name: Optional[str]) -> Any:
+        if not name:
+            return None
+        from jarvis_core.errors import JarvisError
+
+        registry = getattr(self, "_registry", None)
+        try:
+            if registry is None:
+                from jarvis_core.plugins import get_registry
+
+                registry = get_registry()
+            return registry.load("parser", f"{kind}:{name}")
+        except (JarvisError, ImportError, AttributeError) as exc:
+            if not self._warned:
+                self._warned = True
+                warnings.warn(
+                    f"{kind} parser {name!r} for model {self.model!r} is not available ({exc}); "
+                    "text is passed through unparsed",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
+            return None
+
+    def new_tool_parser(self, tools: Any = None) -> Any:
+        """A fresh tool-call parser for this family (None when the family has none or it is unavailable)."""
+        cls = self._load("tool", self.tool_parser)
+        return cls(tools) if cls is not None else None
+
+    def new_reasoning_parser(self, **options: Any) -> Any:
+        """A fresh reasoning parser for this family (None when the family has none or it is unavailable)."""
+        cls = self._load("reasoning", self.reasoning_parser)
+        return cls(**options) if cls is not None else None
+
+    # -- whole responses --------------------------------------------------------------------------
+    def postprocess(self, completion: Completion, tools: Any = None) -> Completion:
+        """Split inline reasoning out of ``content`` and, when ``tools`` were given and the response has no
+        native tool calls, turn text-form tool calls into ``tool_calls``. Never raises on model output;
+        parser diagnostics go to ``metadata["parser_diagnostics"]``."""
+        from jarvis_core.defaults.postprocess import postprocess_completion
+
+        return postprocess_completion(self, completion, tools)
+
+    # -- streams ----------------------------------------------------------------------------------
+    def stream_processor(self, tools: Any = None) -> Any:
+        """A :class:`~jarvis_core.defaults.stream.StreamProcessor` for one streamed response."""
+        from jarvis_core.defaults.stream import StreamProcessor
+
+        return StreamProcessor(self, tools)
+
+    def __repr__(self) -> str:
+        r = self.resolved
+        return f"ModelAdapter({r.model!r}, backend={r.backend!r}, tool_parser={r.tool_parser!r}, " \
+            f"reasoning_parser={r.reasoning_parser!r})"
+
+
+def evolve_completion(completion: Completion, **changes: Any) -> Completion:
+    """``attrs.evolve`` for completions (kept here so post-processing modules share one spelling)."""
+    return attrs.evolve(completion, **changes)

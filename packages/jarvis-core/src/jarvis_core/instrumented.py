@@ -1,0 +1,271 @@
+"""Observing any engine through the event bus.
+
+:class:`InstrumentedEngine` wraps an :class:`~jarvis_core.engine.base.InferenceEngine` and publishes
+``INFERENCE_START`` before and ``INFERENCE_END`` after every ``generate``, ``stream`` and ``stream_full``
+call. END is published on every path: success, an exception from the engine, and a stream the consumer
+stopped early (``status="cancelled"``). Both events share a ``request_id``.
+
+Event data (never message text, never headers or keys):
+
+START: ``request_id``, ``engine``, ``model``, ``method``, ``stream``, ``messages`` (count), ``tools``
+(count), ``max_tokens``, ``temperature``.
+
+END: the same ids plus ``status`` (``"ok"``, ``"error"``, ``"cancelled"``), ``ok``, ``latency_s``,
+``finish_reason``, ``usage`` (a dict, when the engine reported it), ``tool_calls`` (count),
+``content_chars``; streams add ``chunks`` and ``ttft_s`` (seconds to the first chunk, ``None`` when none
+arrived); failures add ``error_type`` and ``error`` (the message, with any key the engine holds masked).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from typing import Any, AsyncIterator, Dict, FrozenSet, List, Optional, Sequence
+
+from jarvis_core.engine.base import InferenceEngine, ToolLike
+from jarvis_core.events import EventBus, EventType, default_bus
+from jarvis_core.types import Completion, MessageLike, StreamChunk, Usage
+
+__all__ = ["InstrumentedEngine"]
+
+_ids = itertools.count(1)
+_SECRET_ATTRS = ("_api_key", "api_key")
+
+
+def _usage_dict(usage: Optional[Usage]) -> Optional[Dict[str, int]]:
+    if usage is None:
+        return None
+    return {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "total_tokens": usage.total_tokens,
+    }
+
+
+class _Tally:
+    """What one call produced, gathered as it happens."""
+
+    __slots__ = ("chunks", "content_chars", "finish_reason", "first_chunk_at", "tool_calls", "usage")
+
+    def __init__(self) -> None:
+        self.chunks = 0
+        self.content_chars = 0
+        self.tool_calls = 0
+        self.finish_reason: Optional[str] = None
+        self.usage: Optional[Usage] = None
+        self.first_chunk_at: Optional[float] = None
+
+    def chunk(self, now: float) -> None:
+        self.chunks += 1
+        if self.first_chunk_at is None:
+            self.first_chunk_at = now
+
+
+class InstrumentedEngine(InferenceEngine):
+    """An engine that reports every inference call on an :class:`~jarvis_core.events.EventBus`.
+
+    :param engine: the engine to wrap; everything else (``list_models``, ``health``, ``prepare``,
+        ``close``, context managers and any engine-specific attribute) is forwarded to it.
+    :param bus: where to publish; ``None`` means :func:`~jarvis_core.events.default_bus`.
+    """
+
+    def __init__(self, engine: InferenceEngine, bus: Optional[EventBus] = None) -> None:
+        self.engine = engine
+        self.bus = bus if bus is not None else default_bus()
+
+    # -- identity, forwarded ------------------------------------------------------------------------
+    @property  # type: ignore[override]
+    def engine_id(self) -> str:
+        return self.engine.engine_id
+
+    @property  # type: ignore[override]
+    def allowed_options(self) -> FrozenSet[str]:
+        return self.engine.allowed_options
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for attributes this wrapper does not define: engine-specific extras.
+        if name == "engine":
+            raise AttributeError(name)
+        return getattr(self.engine, name)
+
+    def check_options(self, options: Any) -> None:
+        self.engine.check_options(options)
+
+    def list_models(self) -> List[str]:
+        return self.engine.list_models()
+
+    def health(self) -> bool:
+        return self.engine.health()
+
+    def prepare(self, model: str) -> None:
+        self.engine.prepare(model)
+
+    def close(self) -> None:
+        self.engine.close()
+
+    async def aclose(self) -> None:
+        await self.engine.aclose()
+
+    def __enter__(self) -> InstrumentedEngine:
+        self.engine.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.engine.__exit__(*exc)
+
+    async def __aenter__(self) -> InstrumentedEngine:
+        await self.engine.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.engine.__aexit__(*exc)
+
+    def __repr__(self) -> str:
+        return f"<InstrumentedEngine {self.engine!r}>"
+
+    # -- events -------------------------------------------------------------------------------------
+    def _start(
+        self, method: str, messages: Sequence[MessageLike], model: str, temperature: Optional[float],
+        max_tokens: int, tools: Optional[Sequence[ToolLike]],
+    ) -> Dict[str, Any]:
+        ids = {"request_id": f"inf-{next(_ids)}", "engine": self.engine_id, "model": model, "method": method}
+        self.bus.publish(
+            EventType.INFERENCE_START,
+            **ids,
+            stream=method != "generate",
+            messages=len(messages),
+            tools=len(tools or ()),
+            max_tokens=max_tokens,
+            temperature=temperature,
+        )
+        return ids
+
+    def _redact(self, text: str) -> str:
+        for attr in _SECRET_ATTRS:
+            secret = getattr(self.engine, attr, None)
+            if isinstance(secret, str) and len(secret) >= 4:
+                text = text.replace(secret, "***")
+        return text
+
+    def _end(
+        self, ids: Dict[str, Any], started: float, tally: _Tally, status: str, *,
+        error: Optional[BaseException] = None, streamed: bool,
+    ) -> None:
+        data: Dict[str, Any] = {
+            **ids,
+            "status": status,
+            "ok": status == "ok",
+            "latency_s": time.perf_counter() - started,
+            "finish_reason": tally.finish_reason,
+            "usage": _usage_dict(tally.usage),
+            "tool_calls": tally.tool_calls,
+            "content_chars": tally.content_chars,
+        }
+        if streamed:
+            data["chunks"] = tally.chunks
+            data["ttft_s"] = None if tally.first_chunk_at is None else tally.first_chunk_at - started
+        if error is not None:
+            data["error_type"] = type(error).__name__
+            data["error"] = self._redact(str(error))[:500]
+        self.bus.publish(EventType.INFERENCE_END, **data)
+
+    # -- instrumented calls -------------------------------------------------------------------------
+    def generate(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        model: str,
+        temperature: Optional[float] = None,
+        max_tokens: int = 1024,
+        tools: Optional[Sequence[ToolLike]] = None,
+        **options: Any,
+    ) -> Completion:
+        ids = self._start("generate", messages, model, temperature, max_tokens, tools)
+        started = time.perf_counter()
+        tally = _Tally()
+        status, error = "error", None
+        try:
+            result = self.engine.generate(
+                messages, model=model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options
+            )
+            tally.finish_reason = result.finish_reason
+            tally.usage = result.usage
+            tally.tool_calls = len(result.tool_calls)
+            tally.content_chars = len(result.content or "")
+            status = "ok"
+            return result
+        except BaseException as exc:
+            status, error = ("cancelled", None) if _is_cancel(exc) else ("error", exc)
+            raise
+        finally:
+            self._end(ids, started, tally, status, error=error, streamed=False)
+
+    async def stream(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        model: str,
+        temperature: Optional[float] = None,
+        max_tokens: int = 1024,
+        tools: Optional[Sequence[ToolLike]] = None,
+        **options: Any,
+    ) -> AsyncIterator[str]:
+        ids = self._start("stream", messages, model, temperature, max_tokens, tools)
+        started = time.perf_counter()
+        tally = _Tally()
+        status, error = "cancelled", None
+        try:
+            async for text in self.engine.stream(
+                messages, model=model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options
+            ):
+                tally.chunk(time.perf_counter())
+                tally.content_chars += len(text)
+                yield text
+            status = "ok"
+        except GeneratorExit:
+            raise  # the consumer stopped early: status stays "cancelled"
+        except BaseException as exc:
+            status, error = ("cancelled", None) if _is_cancel(exc) else ("error", exc)
+            raise
+        finally:
+            self._end(ids, started, tally, status, error=error, streamed=True)
+
+    async def stream_full(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        model: str,
+        temperature: Optional[float] = None,
+        max_tokens: int = 1024,
+        tools: Optional[Sequence[ToolLike]] = None,
+        **options: Any,
+    ) -> AsyncIterator[StreamChunk]:
+        ids = self._start("stream_full", messages, model, temperature, max_tokens, tools)
+        started = time.perf_counter()
+        tally = _Tally()
+        status, error = "cancelled", None
+        try:
+            async for chunk in self.engine.stream_full(
+                messages, model=model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options
+            ):
+                tally.chunk(time.perf_counter())
+                tally.content_chars += len(chunk.content or "")
+                tally.tool_calls += len(chunk.tool_calls)
+                if chunk.finish_reason is not None:
+                    tally.finish_reason = chunk.finish_reason
+                if chunk.usage is not None:
+                    tally.usage = chunk.usage
+                yield chunk
+            status = "ok"
+        except GeneratorExit:
+            raise
+        except BaseException as exc:
+            status, error = ("cancelled", None) if _is_cancel(exc) else ("error", exc)
+            raise
+        finally:
+            self._end(ids, started, tally, status, error=error, streamed=True)
+
+
+def _is_cancel(exc: BaseException) -> bool:
+    return isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt))

@@ -1,0 +1,128 @@
+"""The registered reasoning parsers, as configurations of :class:`~jarvis_core.parsers.think.ThinkParser`
+(plus Granite's phrase-delimited format). Each docstring says how the family differs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, List
+
+from jarvis_core.parsers.base import ParsedDelta, ReasoningParser
+from jarvis_core.parsers.think import _FUNCTION_OPENERS, ThinkParser
+
+__all__ = [
+    "DeepSeekR1Reasoning",
+    "DeepSeekV3Reasoning",
+    "Glm45Reasoning",
+    "IdentityReasoning",
+    "KimiK2Reasoning",
+    "MiniMaxM2AppendThinkReasoning",
+    "MiniMaxM2Reasoning",
+    "MistralReasoning",
+    "NemotronV3Reasoning",
+    "Qwen3Reasoning",
+    "SeedOssReasoning",
+]
+
+
+class DeepSeekR1Reasoning(ThinkParser):
+    """``deepseek_r1`` (also QwQ): everything before ``</think>`` is reasoning; no end tag = all reasoning."""
+
+    name = "deepseek_r1"
+
+
+class Qwen3Reasoning(ThinkParser):
+    """``qwen3``: like deepseek_r1, plus ``<tool_call>`` followed by ``<function`` ends reasoning (Qwen3.5);
+    ``enable_thinking=False`` makes tag-less output content."""
+
+    name = "qwen3"
+    implicit_ends = (("<tool_call>", _FUNCTION_OPENERS),)
+    thinking_keys = ("enable_thinking",)
+
+
+class DeepSeekV3Reasoning(ThinkParser):
+    """``deepseek_v3``: deepseek_r1 when ``thinking=True`` is asked for, otherwise no parsing at all."""
+
+    name = "deepseek_v3"
+    thinking_keys = ("thinking", "enable_thinking")
+    thinking_default = False
+    disabled_mode = "identity"
+
+
+class KimiK2Reasoning(ThinkParser):
+    """``kimi_k2``: deepseek_r1-like; its tool section ends reasoning; ``thinking=False`` disables parsing."""
+
+    name = "kimi_k2"
+    implicit_ends = (("<|tool_calls_section_begin|>", ()),)
+    thinking_keys = ("thinking",)
+    disabled_mode = "identity"
+
+
+class Glm45Reasoning(ThinkParser):
+    """``glm45`` / ``glm47``: reasoning only inside a closed ``<think>…</think>``; anything else is content."""
+
+    name = "glm45"
+    starts_in_reasoning = False
+    strict = True
+    orphan_end = "keep"
+
+
+class MistralReasoning(ThinkParser):
+    """``mistral`` (Magistral): ``[THINK]…[/THINK]``; content before and after; no tags = all content."""
+
+    name = "mistral"
+    start_token = "[THINK]"
+    end_token = "[/THINK]"
+    starts_in_reasoning = False
+    orphan_end = "drop"
+
+
+class MiniMaxM2Reasoning(ThinkParser):
+    """``minimax_m2``: deepseek_r1-like (the template opens the thinking)."""
+
+    name = "minimax_m2"
+
+
+class NemotronV3Reasoning(ThinkParser):
+    """``nemotron_v3``: deepseek_r1-like; ``enable_thinking=False`` makes tag-less output content."""
+
+    name = "nemotron_v3"
+    thinking_keys = ("enable_thinking",)
+
+
+class SeedOssReasoning(ThinkParser):
+    """``seed_oss``: ``<seed:think>…</seed:think>``, deepseek_r1-like."""
+
+    name = "seed_oss"
+    start_token = "<seed:think>"
+    end_token = "</seed:think>"
+
+
+class IdentityReasoning(ReasoningParser):
+    """``identity``: no reasoning; everything is content."""
+
+    name = "identity"
+
+    def _feed(self, delta: str) -> List[ParsedDelta]:
+        return [ParsedDelta(content=delta)]
+
+    def _finish(self) -> List[ParsedDelta]:
+        return []
+
+
+class MiniMaxM2AppendThinkReasoning(ReasoningParser):
+    """``minimax_m2_append_think``: no split; ``<think>`` is put back in front of the content."""
+
+    name = "minimax_m2_append_think"
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._started = False
+
+    def _feed(self, delta: str) -> List[ParsedDelta]:
+        if not self._started:
+            self._started = True
+            delta = "<think>" + delta
+        return [ParsedDelta(content=delta)]
+
+    def _finish(self) -> List[ParsedDelta]:
+        return []

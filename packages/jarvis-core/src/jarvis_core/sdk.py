@@ -1,0 +1,399 @@
+"""The ``Jarvis`` facade: ask a question in one line, with the engine, model and agent picked for you.
+
+::
+
+    from jarvis_core import Jarvis
+
+    with Jarvis() as j:                      # engine from the config, else discovered, else embedded
+        print(j.ask("What is the capital of France?"))
+        for text in j.ask_stream_sync("Tell me a joke"):
+            print(text, end="", flush=True)
+
+    async with Jarvis(engine="ollama", model="qwen3:8b") as j:
+        async for text in j.ask_stream("Hi"):
+            ...
+
+Everything is built on first use: constructing a ``Jarvis`` loads no config and contacts no server. How the
+engine and model are picked is described in :mod:`jarvis_core.engine_choice`; every choice the caller did not
+make is passed to ``announce`` (default: logging). With ``agent=`` (or ``[agent] default`` in the config) the
+question goes to that agent from the registry; otherwise straight to the engine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import TYPE_CHECKING, Any, AsyncIterator, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+if TYPE_CHECKING:
+    from jarvis_core.config import JarvisConfig
+    from jarvis_core.engine.base import InferenceEngine
+    from jarvis_core.engine_choice import Announce
+    from jarvis_core.events import EventBus
+    from jarvis_core.types import Message, MessageLike
+
+__all__ = ["DEFAULT_SYSTEM_PROMPT", "Jarvis"]
+
+#: Small models answer far better with a system prompt; this one is neutral.
+DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
+
+#: A question: text, or a whole conversation (``Message`` objects or OpenAI-style dicts).
+Prompt = Union[str, Sequence["MessageLike"]]
+
+
+class Jarvis:
+    """Ask questions of an engine (or of an agent running on it).
+
+    :param config: a :class:`~jarvis_core.config.JarvisConfig`, a path to a TOML file, or ``None`` for the
+        default config (``$JARVIS_CONFIG``, ``~/.jarvis/config.toml``, environment).
+    :param engine: a registry key (``"ollama"``) or a ready :class:`InferenceEngine`. An engine passed in is
+        borrowed: :meth:`close` leaves it open. ``None`` picks one (config, discovery, embedded).
+    :param model: the model id; ``None`` uses the config's, else the first the engine offers.
+    :param host: address override for the engine (``http://host:port``).
+    :param agent: a registered agent key; ``None`` uses ``[agent] default`` from the config, if set.
+    :param tools: registered tool keys the agent may use (needs an agent).
+    :param system_prompt: prepended to text prompts; ``None`` sends none.
+    :param bus: an :class:`~jarvis_core.events.EventBus`; when given, the engine is wrapped in an
+        :class:`~jarvis_core.instrumented.InstrumentedEngine` publishing to it.
+    :param announce: receives one line per choice made for the caller (which engine, which model).
+    """
+
+    def __init__(
+        self,
+        config: Union[JarvisConfig, str, os.PathLike, None] = None,
+        *,
+        engine: Union[str, InferenceEngine, None] = None,
+        model: Optional[str] = None,
+        host: Optional[str] = None,
+        agent: Optional[str] = None,
+        tools: Optional[Sequence[str]] = None,
+        system_prompt: Optional[str] = DEFAULT_SYSTEM_PROMPT,
+        bus: Optional[EventBus] = None,
+        announce: Optional[Announce] = None,
+    ) -> None:
+        self._config_arg = config
+        self._config: Optional[JarvisConfig] = None
+        self._engine_arg = engine
+        self._engine: Optional[InferenceEngine] = None
+        self._engine_key: Optional[str] = None
+        self._engine_how = "given"
+        self._owns_engine = False
+        self._model = model
+        self._host = host
+        self._agent_key = agent
+        self._tool_keys = list(tools or ())
+        self.system_prompt = system_prompt
+        self._bus = bus
+        self._announce = announce
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._closed = False
+
+    # -- lazily built parts -----------------------------------------------------------------------
+    @property
+    def config(self) -> JarvisConfig:
+        """The configuration (loaded on first use)."""
+        if self._config is None:
+            from jarvis_core.config import JarvisConfig, load_config
+
+            arg = self._config_arg
+            self._config = arg if isinstance(arg, JarvisConfig) else load_config(arg)
+        return self._config
+
+    @property
+    def engine(self) -> InferenceEngine:
+        """The engine (built, or picked, on first use)."""
+        if self._closed:
+            from jarvis_core.errors import JarvisError
+
+            raise JarvisError("this Jarvis is closed; create a new one")
+        if self._engine is None:
+            from jarvis_core.engine.base import InferenceEngine
+            from jarvis_core.engine_choice import choose_engine
+
+            arg = self._engine_arg
+            if isinstance(arg, InferenceEngine):
+                engine, key = arg, arg.engine_id or type(arg).__name__
+            else:
+                choice = choose_engine(self.config, arg, host=self._host, announce=self._announce)
+                engine, key, self._owns_engine, self._engine_how = choice.engine, choice.key, True, choice.how
+            if self._bus is not None:
+                from jarvis_core.instrumented import InstrumentedEngine
+
+                engine = InstrumentedEngine(engine, self._bus)
+            self._engine, self._engine_key = engine, key
+        return self._engine
+
+    @property
+    def engine_key(self) -> str:
+        """The registry key of the engine in use (picks the engine if needed)."""
+        self.engine  # noqa: B018 - builds it
+        assert self._engine_key is not None
+        return self._engine_key
+
+    @property
+    def model(self) -> str:
+        """The model in use (resolved on first use)."""
+        if self._model is None:
+            from jarvis_core.engine_choice import resolve_model
+
+            self.engine  # noqa: B018 - the model depends on which engine was picked
+            # A borrowed engine with no config given: do not read the user's config file behind their back.
+            # The configured model belongs to the configured engine, not to a stand-in for it.
+            substitute = self._engine_how in ("fallback", "embedded")
+            config = None if self._engine_is_borrowed() or substitute else self.config
+            self._model = resolve_model(self.engine, self.engine_key, config, announce=self._announce)
+        return self._model
+
+    def _engine_is_borrowed(self) -> bool:
+        from jarvis_core.engine.base import InferenceEngine
+
+        return isinstance(self._engine_arg, InferenceEngine) and self._config_arg is None
+
+    def check_names(self) -> None:
+        """Raise :class:`~jarvis_core.errors.UnknownNameError` now for an unknown agent or tool (the message
+        lists the available ones), before any engine is contacted or started."""
+        from jarvis_core.errors import UnknownNameError
+        from jarvis_core.plugins.registry import get_registry
+
+        registry = get_registry()
+        for key in self._tool_keys:
+            registry.get("tool", key)
+        agent = self._agent_key or (None if self._engine_is_borrowed() else self.config.agent.default)
+        if agent and agent not in registry.items("agent"):
+            raise UnknownNameError("agent", agent, list(registry.items("agent")))
+
+    # -- building requests ------------------------------------------------------------------------
+    def messages(self, prompt: Prompt, *, system: Optional[str] = None) -> List[MessageLike]:
+        """The messages sent for ``prompt``: the system prompt (unless the conversation has one), then it."""
+        from jarvis_core.types import Message, Role
+
+        system_text = self.system_prompt if system is None else system
+        if isinstance(prompt, str):
+            convo: List[MessageLike] = [Message.user(prompt)]
+        else:
+            convo = list(prompt)
+        has_system = any(_role_of(m) == Role.SYSTEM.value for m in convo)
+        if system_text and not has_system:
+            convo.insert(0, Message.system(system_text))
+        return convo
+
+    def _agent(self, agent: Optional[str], tools: Optional[Sequence[str]]) -> Tuple[Optional[str], Optional[Any]]:
+        """The agent to run (key and instance), or ``(None, None)`` to ask the engine directly."""
+        from jarvis_core.errors import JarvisError, UnknownNameError
+        from jarvis_core.plugins.registry import get_registry
+
+        registry = get_registry()
+        tool_keys = list(self._tool_keys if tools is None else tools)
+        tool_objs = [_instantiate(registry.load("tool", k)) for k in tool_keys]  # unknown -> lists available
+        key = agent or self._agent_key
+        if not key and not self._engine_is_borrowed():
+            key = self.config.agent.default
+        if not key:
+            if tool_objs:
+                available = sorted(registry.items("agent"))
+                hint = f"pass --agent NAME (available: {', '.join(available)})" if available else (
+                    "install an agents plugin (pip install jarvis-agents) and pass --agent NAME")
+                raise JarvisError(f"tools need an agent to run them; {hint}")
+            return None, None
+        if key not in registry.items("agent"):
+            raise UnknownNameError("agent", key, list(registry.items("agent")))
+        cls = registry.load("agent", key)
+        kwargs: Dict[str, Any] = {"model": self.model}
+        if tool_objs:
+            kwargs["tools"] = tool_objs
+        return key, cls(self.engine, **kwargs)
+
+    # -- asking -----------------------------------------------------------------------------------
+    def ask(self, prompt: Prompt, **kwargs: Any) -> str:
+        """Ask and return the answer text. Keyword arguments as for :meth:`ask_full`."""
+        return str(self.ask_full(prompt, **kwargs)["content"])
+
+    def ask_full(
+        self,
+        prompt: Prompt,
+        *,
+        model: Optional[str] = None,
+        system: Optional[str] = None,
+        temperature: Optional[float] = None,
+        max_tokens: int = 1024,
+        agent: Optional[str] = None,
+        tools: Optional[Sequence[str]] = None,
+        **options: Any,
+    ) -> Dict[str, Any]:
+        """Ask and return the whole answer as a dict.
+
+        Straight to the engine: :meth:`Completion.to_dict` (``content``, ``usage``, ``model``,
+        ``finish_reason``, ``tool_calls`` when any, ``reasoning`` when any) plus ``engine``. Through an agent:
+        ``content``, ``usage``, ``model``, ``finish_reason`` (``"stop"``), ``engine``, ``agent``, ``turns`` and
+        ``tool_results``.
+        """
+        from jarvis_core.types import AgentContext, to_dict
+
+        agent_key, runner = self._agent(agent, tools)
+        use_model = model or self.model
+        if runner is None:
+            completion = self.engine.generate(
+                self.messages(prompt, system=system), model=use_model, temperature=temperature,
+                max_tokens=max_tokens, **options,
+            )
+            return {**completion.to_dict(), "engine": self.engine_key}
+        text, history = _split_prompt(prompt)
+        result = runner.run(text, AgentContext(messages=tuple(history)))
+        return {
+            "content": result.content,
+            "usage": to_dict(result.usage),
+            "model": use_model,
+            "finish_reason": "stop",
+            "engine": self.engine_key,
+            "agent": agent_key,
+            "turns": result.turns,
+            "tool_results": [to_dict(r) for r in result.tool_results],
+        }
+
+    async def ask_stream(
+        self,
+        prompt: Prompt,
+        *,
+        model: Optional[str] = None,
+        system: Optional[str] = None,
+        temperature: Optional[float] = None,
+        max_tokens: int = 1024,
+        agent: Optional[str] = None,
+        tools: Optional[Sequence[str]] = None,
+        **options: Any,
+    ) -> AsyncIterator[str]:
+        """Yield the answer text as it arrives. Agents do not stream: their answer comes as one piece."""
+        if self._engine is None or (self._model is None and model is None):
+            # Picking the engine may probe servers or start one: keep that off the event loop.
+            await asyncio.to_thread(self._prepare, model)
+        _agent_key, runner = self._agent(agent, tools)
+        if runner is not None:
+            text, history = _split_prompt(prompt)
+            from jarvis_core.types import AgentContext
+
+            result = await asyncio.to_thread(runner.run, text, AgentContext(messages=tuple(history)))
+            if result.content:
+                yield result.content
+            return
+        use_model = model or self.model
+        messages = self.messages(prompt, system=system)
+        async for text in self.engine.stream(
+            messages, model=use_model, temperature=temperature, max_tokens=max_tokens, **options
+        ):
+            yield text
+
+    def _prepare(self, model: Optional[str] = None) -> None:
+        self.engine  # noqa: B018 - builds it
+        if model is None:
+            self.model  # noqa: B018 - resolves it
+
+    def ask_stream_sync(self, prompt: Prompt, **kwargs: Any) -> Iterator[str]:
+        """:meth:`ask_stream` for synchronous code. One private event loop serves every call, so the engine's
+        connection pool is reused; Ctrl-C (or leaving the loop early) cancels the request."""
+        agen = self.ask_stream(prompt, **kwargs).__aiter__()
+
+        async def next_piece() -> str:
+            return await agen.__anext__()
+
+        try:
+            while True:
+                try:
+                    yield self._run(next_piece())
+                except StopAsyncIteration:
+                    return
+        finally:
+            try:
+                self._run(agen.aclose())
+            except Exception:  # the generator already failed or was cancelled; nothing left to release
+                pass
+
+    def _run(self, coro: Any) -> Any:
+        if self._loop is None or self._loop.is_closed():
+            self._loop = asyncio.new_event_loop()
+        loop = self._loop
+        task = loop.create_task(coro)
+        try:
+            return loop.run_until_complete(task)
+        except BaseException:
+            if not task.done():
+                # Interrupted (Ctrl-C): cancel the request so its connection is released before we go on.
+                task.cancel()
+                try:
+                    loop.run_until_complete(task)
+                except BaseException:
+                    pass
+            raise
+
+    # -- lifetime ---------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Close the engine this object built (stopping a managed server) and its event loop. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        engine, self._engine = self._engine, None
+        loop, self._loop = self._loop, None
+        try:
+            if engine is not None and self._owns_engine:
+                if loop is not None and not loop.is_closed():
+                    loop.run_until_complete(engine.aclose())
+                else:
+                    engine.close()
+        finally:
+            if loop is not None and not loop.is_closed():
+                loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.close()
+
+    async def aclose(self) -> None:
+        """Async twin of :meth:`close` (for ``async with``)."""
+        if self._closed:
+            return
+        self._closed = True
+        engine, self._engine = self._engine, None
+        loop, self._loop = self._loop, None
+        try:
+            if engine is not None and self._owns_engine:
+                await engine.aclose()
+        finally:
+            if loop is not None and not loop.is_closed():
+                loop.close()
+
+    def __enter__(self) -> Jarvis:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Jarvis:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        engine = self._engine_key or (self._engine_arg if isinstance(self._engine_arg, str) else None)
+        return f"<Jarvis engine={engine!r} model={self._model!r}>"
+
+
+def _role_of(message: Any) -> str:
+    role = message.get("role") if isinstance(message, dict) else getattr(message, "role", None)
+    return str(getattr(role, "value", role))
+
+
+def _split_prompt(prompt: Prompt) -> Tuple[str, List[Message]]:
+    """An agent's input: the last user message's text, and the conversation before it."""
+    from jarvis_core.engine.messages import coerce_messages
+
+    if isinstance(prompt, str):
+        return prompt, []
+    convo = coerce_messages(list(prompt))
+    for i in range(len(convo) - 1, -1, -1):
+        if _role_of(convo[i]) == "user":
+            return convo[i].content or "", convo[:i]
+    return "", convo
+
+
+def _instantiate(target: Any) -> Any:
+    """A tool object from its registered target: classes and factories are called, instances used as is."""
+    if isinstance(target, type) or (callable(target) and not hasattr(target, "run")):
+        return target()
+    return target

@@ -1,0 +1,89 @@
+"""A kit for testing jarvis plugins: replay server, fake engine, in-process plugins, engine conformance.
+
+Import it explicitly (``import jarvis_core.testing``); ``import jarvis_core`` never loads it. Nothing here
+imports pytest at import time, except :mod:`jarvis_core.testing.pytest_plugin` (the fixtures).
+
+- :class:`ReplayServer` / :class:`Exchange`: a loopback HTTP/1.1 server replaying recorded exchanges
+  (JSON, NDJSON, SSE, raw chunks; delays, broken streams, hangs); :func:`exchanges_from_transcripts` loads
+  the recorded transcript shapes.
+- :class:`FakeEngine`: a scripted :class:`~jarvis_core.engine.base.InferenceEngine` that records its calls.
+- :func:`registry_with` / :func:`installed_registry` / :func:`simple_plugin`: in-process plugins for one
+  test; :class:`RecordingBus`: an event bus that keeps what was published.
+- :class:`EngineConformance`: the checks every engine plugin runs against its own engine.
+
+See ``docs/testing-plugins.md`` for a worked example.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_LAZY = {
+    "Exchange": "jarvis_core.testing.replay",
+    "RecordedRequest": "jarvis_core.testing.replay",
+    "ReplayServer": "jarvis_core.testing.replay",
+    "UNMATCHED_STATUS": "jarvis_core.testing.replay",
+    "body_matches": "jarvis_core.testing.replay",
+    "exchange_from_transcript": "jarvis_core.testing.transcripts",
+    "exchanges_from_transcripts": "jarvis_core.testing.transcripts",
+    "load_transcripts": "jarvis_core.testing.transcripts",
+    "split_raw_sse": "jarvis_core.testing.transcripts",
+    "FakeEngine": "jarvis_core.testing.fake_engine",
+    "EngineCall": "jarvis_core.testing.fake_engine",
+    "registry_with": "jarvis_core.testing.plugins",
+    "installed_registry": "jarvis_core.testing.plugins",
+    "simple_plugin": "jarvis_core.testing.plugins",
+    "RecordingBus": "jarvis_core.testing.recording_bus",
+    "EngineConformance": "jarvis_core.testing.conformance",
+    "run_engine_conformance": "jarvis_core.testing.conformance",
+    "closed_port_url": "jarvis_core.testing.conformance",
+}
+
+__all__ = [
+    "EngineCall",
+    "EngineConformance",
+    "Exchange",
+    "FakeEngine",
+    "RecordedRequest",
+    "RecordingBus",
+    "ReplayServer",
+    "UNMATCHED_STATUS",
+    "body_matches",
+    "closed_port_url",
+    "exchange_from_transcript",
+    "exchanges_from_transcripts",
+    "installed_registry",
+    "load_transcripts",
+    "registry_with",
+    "run_engine_conformance",
+    "simple_plugin",
+    "split_raw_sse",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'jarvis_core.testing' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from jarvis_core.testing.conformance import EngineConformance, closed_port_url, run_engine_conformance
+    from jarvis_core.testing.fake_engine import EngineCall, FakeEngine
+    from jarvis_core.testing.plugins import installed_registry, registry_with, simple_plugin
+    from jarvis_core.testing.recording_bus import RecordingBus
+    from jarvis_core.testing.replay import UNMATCHED_STATUS, Exchange, RecordedRequest, ReplayServer, body_matches
+    from jarvis_core.testing.transcripts import (
+        exchange_from_transcript,
+        exchanges_from_transcripts,
+        load_transcripts,
+        split_raw_sse,
+    )

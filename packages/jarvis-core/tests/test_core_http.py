@@ -1,0 +1,372 @@
+"""HTTPEngine plumbing: typed errors from statuses and transports, streams, pooling, secrets.
+
+Driven two ways: ``httpx.MockTransport`` (no sockets) and the loopback ReplayServer (real HTTP).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from typing import Any, List
+
+import httpx
+import pytest
+
+from jarvis_core.engine.http import HTTPEngine, normalize_base_url
+from jarvis_core.engine.streams import aiter_ndjson, aiter_sse_json, iter_sse_json
+from jarvis_core.errors import (
+    AuthenticationError,
+    BadRequestError,
+    ContentFilterError,
+    ContextLengthError,
+    EngineConnectionError,
+    EngineError,
+    EngineHTTPError,
+    ModelNotFoundError,
+    RateLimitError,
+    ServerError,
+    StreamError,
+    ToolsNotSupportedError,
+)
+from jarvis_core.testing import Exchange, ReplayServer, closed_port_url
+
+KEY = "sk-test-SECRET-key-987654"
+
+
+class Mini(HTTPEngine):
+    engine_id = "mini-engine"
+    health_path = "/health"
+    strip_suffix = "/v1"
+
+    def generate(self, messages, **kw):
+        raise NotImplementedError
+
+    def list_models(self) -> List[str]:
+        return [m["id"] for m in self.request_json("GET", "/v1/models")["data"]]
+
+
+def mock_engine(handler, **kw: Any) -> Mini:
+    return Mini(host="http://mock", transport=httpx.MockTransport(handler), async_transport=httpx.MockTransport(handler), **kw)
+
+
+def answering(status: int, body: Any, headers: Any = None):
+    def handler(request: httpx.Request) -> httpx.Response:
+        if isinstance(body, (dict, list)):
+            return httpx.Response(status, json=body, headers=headers)
+        return httpx.Response(status, text=body, headers=headers)
+
+    return handler
+
+
+# -- status -> typed error ----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("status", "body", "headers", "error"),
+    [
+        (404, {"error": "model 'llama9' not found"}, None, ModelNotFoundError),
+        (400, {"error": {"message": "model \"x\" does not exist"}}, None, ModelNotFoundError),
+        (429, {"error": {"message": "Too many requests"}}, {"Retry-After": "7"}, RateLimitError),
+        (401, {"error": {"message": "Incorrect API key provided"}}, None, AuthenticationError),
+        (403, "forbidden", None, AuthenticationError),
+        (400, {"error": {"message": "This model's maximum context length is 4096 tokens."}}, None, ContextLengthError),
+        (400, {"error": {"message": "\"auto\" tool choice requires --enable-auto-tool-choice"}}, None,
+         ToolsNotSupportedError),
+        (400, {"error": "registry.ollama.ai/library/gemma2:2b does not support tools"}, None, ToolsNotSupportedError),
+        (400, {"error": {"message": "Output blocked by content filter"}}, None, ContentFilterError),
+        (422, {"detail": "field required"}, None, BadRequestError),
+        (500, "Internal Server Error", None, ServerError),
+        (503, {"error": {"message": "Service Unavailable"}}, None, ServerError),
+        (418, "teapot", None, EngineHTTPError),
+    ],
+)
+def test_status_maps_to_typed_error(status, body, headers, error):
+    engine = mock_engine(answering(status, body, headers))
+    with pytest.raises(error) as info:
+        engine.request_json("POST", "/v1/chat/completions", json_body={}, model="llama9")
+    exc = info.value
+    assert type(exc) is error
+    assert exc.status_code == status and exc.engine_id == "mini-engine"
+    assert f"HTTP {status}" in str(exc) or status == 400
+    if error is RateLimitError:
+        assert exc.retry_after == 7.0 and "retry after 7s" in str(exc)
+    if error is ModelNotFoundError and status == 404:
+        assert "'llama9'" in str(exc)
+
+
+def test_rate_limit_without_retry_after():
+    with pytest.raises(RateLimitError) as info:
+        mock_engine(answering(429, {"error": "slow"})).request_json("GET", "/x")
+    assert info.value.retry_after is None
+
+
+def test_error_body_excerpt_is_bounded():
+    with pytest.raises(ServerError) as info:
+        mock_engine(answering(500, "x" * 10_000)).request_json("GET", "/x")
+    assert len(str(info.value)) < 500 and len(info.value.body) <= 300
+
+
+def test_invalid_json_on_success_is_a_stream_error():
+    with pytest.raises(StreamError, match="invalid JSON"):
+        mock_engine(answering(200, "<html>not json</html>")).request_json("GET", "/x")
+
+
+async def test_async_request_maps_errors_too():
+    engine = mock_engine(answering(404, {"error": "model 'm' not found"}))
+    with pytest.raises(ModelNotFoundError):
+        await engine.arequest_json("POST", "/api/chat", json_body={}, model="m")
+    await engine.aclose()
+
+
+async def test_stream_error_status_raises_before_any_line():
+    engine = mock_engine(answering(400, {"error": {"message": "prompt is too long"}}))
+    with pytest.raises(ContextLengthError):
+        async with engine.astream_lines("POST", "/v1/chat/completions", json_body={}) as lines:
+            async for _ in lines:
+                raise AssertionError("no line may be yielded for an error status")
+    await engine.aclose()
+
+
+def test_sync_stream_error_status():
+    engine = mock_engine(answering(401, {"error": "no"}))
+    with pytest.raises(AuthenticationError), engine.stream_lines("POST", "/x", json_body={}) as lines:
+        list(lines)
+
+
+# -- secrets ------------------------------------------------------------------------------------------
+def test_key_is_sent_but_never_shown():
+    seen = {}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen["auth"] = request.headers.get("authorization")
+        return httpx.Response(401, json={"error": {"message": f"Invalid API key: {KEY}"}})
+
+    engine = mock_engine(handler, api_key=KEY)
+    with pytest.raises(AuthenticationError) as info:
+        engine.request_json("GET", "/v1/models")
+    assert seen["auth"] == f"Bearer {KEY}"
+    assert KEY not in str(info.value) and KEY not in info.value.body and KEY not in repr(engine)
+
+
+def test_connection_error_does_not_show_key():
+    engine = Mini(host=closed_port_url(), api_key=KEY)
+    with pytest.raises(EngineConnectionError) as info:
+        engine.list_models()
+    assert KEY not in str(info.value)
+
+
+# -- transport failures -------------------------------------------------------------------------------
+def test_connection_refused_is_engine_connection_error():
+    url = closed_port_url()
+    engine = Mini(host=url)
+    with pytest.raises(EngineConnectionError) as info:
+        engine.request_json("GET", "/v1/models")
+    message = str(info.value)
+    assert url in message and "MINI_ENGINE_HOST" in message
+    assert engine.health() is False
+
+
+async def test_async_connection_refused():
+    engine = Mini(host=closed_port_url())
+    with pytest.raises(EngineConnectionError):
+        await engine.arequest_json("GET", "/x")
+    with pytest.raises(EngineConnectionError):
+        async with engine.astream_lines("POST", "/x", json_body={}):
+            pass
+    await engine.aclose()
+
+
+def test_timeout_is_engine_connection_error():
+    with ReplayServer([Exchange("*", None, hang=True)]) as server:
+        engine = Mini(host=server.url, timeout=0.2)
+        with pytest.raises(EngineConnectionError, match="timed out"):
+            engine.request_json("GET", "/v1/models")
+        engine.close()
+
+
+def test_health_true_false_and_never_raises():
+    with ReplayServer([Exchange("GET", "/health", json={}), Exchange("GET", "/bad", status=500, json={})]) as server:
+        assert Mini(host=server.url).health() is True
+        bad = Mini(host=server.url)
+        bad.health_path = "/bad"
+        assert bad.health() is False
+    with ReplayServer([Exchange("*", None, hang=True)]) as server:
+        assert Mini(host=server.url, health_timeout=0.2).health() is False
+
+
+# -- streams over real HTTP ---------------------------------------------------------------------------
+async def test_server_cut_mid_stream_is_stream_error():
+    lines = ['data: {"n": 1}', 'data: {"n": 2}', 'data: {"n": 3}', "data: [DONE]"]
+    with ReplayServer([Exchange("POST", "/s", sse=lines, break_after=2)]) as server:
+        engine = Mini(host=server.url)
+        got = []
+        with pytest.raises(StreamError, match="broke off"):
+            async with engine.astream_lines("POST", "/s", json_body={}) as stream:
+                async for payload in aiter_sse_json(stream):
+                    got.append(payload["n"])
+        assert got == [1, 2]
+        await engine.aclose()
+
+
+def test_sync_stream_cut_mid_stream_is_stream_error():
+    with ReplayServer([Exchange("POST", "/s", ndjson=[{"n": 1}, {"n": 2}], break_after=1)]) as server:
+        engine = Mini(host=server.url)
+        with pytest.raises(StreamError), engine.stream_lines("POST", "/s", json_body={}) as stream:
+            list(stream)
+        engine.close()
+
+
+_KILLABLE_SERVER = textwrap.dedent(
+    """
+    import sys, threading, time
+    from jarvis_core.testing import Exchange, ReplayServer
+    never = threading.Event()
+    server = ReplayServer([Exchange("POST", "/s", ndjson=[{"n": 1}, {"n": 2}], hold=never)]).start()
+    print(server.url, flush=True)
+    time.sleep(600)
+    """
+)
+
+
+async def test_killed_server_mid_stream_raises_stream_error_not_a_timeout():
+    proc = subprocess.Popen([sys.executable, "-c", _KILLABLE_SERVER], stdout=subprocess.PIPE, text=True)
+    try:
+        url = proc.stdout.readline().strip()
+        engine = Mini(host=url, timeout=120)  # a hang would show up as a timeout error, far later
+        got = []
+        with pytest.raises(StreamError):
+            async with engine.astream_lines("POST", "/s", json_body={}) as stream:
+                async for obj in aiter_ndjson(stream):
+                    got.append(obj["n"])
+                    os.kill(proc.pid, signal.SIGKILL)
+        assert got == [1]
+        await engine.aclose()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+async def test_abandoning_a_stream_closes_its_connection_at_once():
+    import threading
+
+    gate = threading.Event()  # the server holds the rest of the answer until the test ends
+    with ReplayServer([Exchange("POST", "/s", ndjson=[1, 2, 3], hold=gate)]) as server:
+        engine = Mini(host=server.url)
+
+        async def engine_stream():  # how engines wrap astream_lines
+            async with engine.astream_lines("POST", "/s", json_body={}) as stream:
+                async for obj in aiter_ndjson(stream):
+                    yield obj
+
+        agen = engine_stream()
+        assert await agen.__anext__() == 1
+        await agen.aclose()  # the consumer stops: the generation must be cancelled, not drained
+        # the server sees the hang-up although it was still holding the answer
+        assert server.wait_until(lambda s: s.open_connections == 0)
+        gate.set()
+        await engine.aclose()
+
+
+# -- pooling ------------------------------------------------------------------------------------------
+def test_sync_client_is_pooled_across_plain_and_streamed_calls():
+    exchanges = [
+        Exchange("GET", "/v1/models", json={"data": [{"id": "a"}]}),
+        Exchange("POST", "/s", sse=['data: {"x": 1}', "data: [DONE]"]),
+    ]
+    with ReplayServer(exchanges) as server:
+        engine = Mini(host=server.url + "/v1/")
+        assert engine.base_url == server.url
+        for _ in range(3):
+            assert engine.list_models() == ["a"]
+            with engine.stream_lines("POST", "/s", json_body={}) as stream:
+                assert list(iter_sse_json(stream)) == [{"x": 1}]
+        assert engine.client is engine.client
+        assert server.connection_count == 1 and len(server.requests) == 6
+        engine.close()
+        engine.close()
+        assert server.wait_until(lambda s: s.open_connections == 0)
+
+
+async def test_async_client_is_pooled_even_when_streams_stop_at_done():
+    exchanges = [
+        Exchange("POST", "/sse", sse=['data: {"x": 1}', "data: [DONE]"]),
+        Exchange("POST", "/nd", ndjson=[{"done": False}, {"done": True}]),
+        Exchange("GET", "/j", json={"ok": 1}),
+    ]
+    with ReplayServer(exchanges) as server:
+        engine = Mini(host=server.url)
+        for _ in range(3):
+            async with engine.astream_lines("POST", "/sse", json_body={}) as stream:
+                assert [p async for p in aiter_sse_json(stream)] == [{"x": 1}]
+            async with engine.astream_lines("POST", "/nd", json_body={}) as stream:
+                async for obj in aiter_ndjson(stream):
+                    if obj["done"]:
+                        break  # stop at the protocol's end marker
+            assert await engine.arequest_json("GET", "/j") == {"ok": 1}
+        assert server.connection_count == 1
+        await engine.aclose()
+        assert server.wait_until(lambda s: s.open_connections == 0)
+
+
+def test_a_new_event_loop_gets_a_new_async_pool():
+    with ReplayServer([Exchange("GET", "/j", json=1)]) as server:
+        engine = Mini(host=server.url)
+
+        async def call():
+            await engine.arequest_json("GET", "/j")
+            return engine.aclient
+
+        first = asyncio.run(call())
+        second = asyncio.run(call())
+        assert first is not second
+        asyncio.run(engine.aclose())
+
+
+def test_requests_carry_json_and_extra_headers():
+    with ReplayServer([Exchange("POST", "/c", json={})]) as server:
+        engine = Mini(host=server.url, headers={"X-Client": "jarvis"}, api_key="k1234")
+        engine.request_json("POST", "/c", json_body={"model": "m", "messages": []}, params={"q": "1"})
+        (req,) = server.requests
+        assert req.json == {"model": "m", "messages": []} and req.query == {"q": "1"}
+        assert req.headers["x-client"] == "jarvis" and req.headers["authorization"] == "Bearer k1234"
+        engine.close()
+
+
+# -- construction -------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("given", "suffix", "expected"),
+    [
+        ("localhost:11434", "", "http://localhost:11434"),
+        ("http://h:1/", "", "http://h:1"),
+        ("https://api.example.com/v1/", "/v1", "https://api.example.com"),
+        (" http://h:8000/v1 ", "/v1", "http://h:8000"),
+        ("http://h/v1beta", "/v1", "http://h/v1beta"),
+    ],
+)
+def test_normalize_base_url(given, suffix, expected):
+    assert normalize_base_url(given, strip_suffix=suffix) == expected
+
+
+def test_no_host_is_an_error():
+    with pytest.raises(EngineError, match="no host"):
+        Mini()
+
+
+def test_base_url_alias_and_repr():
+    engine = Mini(base_url="h:9", api_key=KEY)
+    assert engine.base_url == "http://h:9"
+    assert repr(engine) == "<Mini 'mini-engine' http://h:9>"
+
+
+def test_mock_transport_body_is_json():
+    captured = {}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        captured["body"] = json.loads(request.content)
+        return httpx.Response(200, json={"ok": True})
+
+    assert mock_engine(handler).request_json("POST", "/x", json_body={"a": [1]}) == {"ok": True}
+    assert captured["body"] == {"a": [1]}

@@ -1,0 +1,189 @@
+"""SSE and NDJSON readers: framing edge cases, [DONE], empty choices, usage-only chunks, mid-stream errors."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from typing import AsyncIterator, Iterable, List
+
+import pytest
+
+from jarvis_core.engine.streams import (
+    SSEDecoder,
+    aiter_ndjson,
+    aiter_sse,
+    aiter_sse_json,
+    decode_json,
+    iter_ndjson,
+    iter_sse,
+    iter_sse_json,
+)
+from jarvis_core.errors import (
+    AuthenticationError,
+    ContextLengthError,
+    RateLimitError,
+    ServerError,
+    StreamError,
+)
+
+DATA = pathlib.Path(__file__).parent / "data"
+SSE = {t["id"]: t for t in json.loads((DATA / "openai_sse_transcripts.json").read_text())}
+OLLAMA = {t["id"]: t for t in json.loads((DATA / "ollama_transcripts.json").read_text())}
+
+
+def events(text: str):
+    return [(e.event, e.data) for e in iter_sse(text.splitlines(keepends=True))]
+
+
+async def alines(lines: Iterable[str]) -> AsyncIterator[str]:
+    for line in lines:
+        yield line
+
+
+# -- SSE framing --------------------------------------------------------------------------------------
+def test_crlf_lf_and_cr_line_endings():
+    assert events("data: a\r\n\r\ndata: b\n\ndata: c\r\r") == [("message", "a"), ("message", "b"), ("message", "c")]
+
+
+def test_comments_and_keepalives_are_ignored():
+    assert events(": keep-alive\n\n:ping\ndata: x\n: inside\n\n") == [("message", "x")]
+
+
+def test_data_without_space_and_exactly_one_space_stripped():
+    assert events("data:x\n\ndata:  two spaces\n\n") == [("message", "x"), ("message", " two spaces")]
+
+
+def test_multi_line_data_joined_with_newline():
+    assert events("data: {\ndata: \"a\": 1\ndata: }\n\n") == [("message", '{\n"a": 1\n}')]
+
+
+def test_event_names_reset_after_each_event():
+    got = events("event: message_start\ndata: 1\n\ndata: 2\n\n")
+    assert got == [("message_start", "1"), ("message", "2")]
+
+
+def test_event_without_data_is_not_dispatched():
+    assert events("event: ping\n\nid: 5\nretry: 100\n\ndata: y\n\n") == [("message", "y")]
+
+
+def test_final_event_without_blank_line_is_kept():
+    assert events("data: first\n\ndata: last") == [("message", "first"), ("message", "last")]
+
+
+def test_field_without_colon_and_unknown_fields():
+    assert events("data\n\nfoo: bar\ndata: z\n\n") == [("message", ""), ("message", "z")]
+
+
+def test_decoder_feeds_lines_without_endings():
+    dec = SSEDecoder()
+    assert dec.feed("data: a") is None
+    ev = dec.feed("")
+    assert (ev.event, ev.data) == ("message", "a")
+    assert dec.flush() is None
+    assert "SSEEvent('message'" in repr(ev)
+
+
+async def test_async_sse_matches_sync():
+    text = ": c\r\nevent: e\r\ndata:1\r\n\r\ndata: 2\n\n"
+    sync = [(e.event, e.data) for e in iter_sse(text.splitlines())]
+    asy = [(e.event, e.data) async for e in aiter_sse(alines(text.splitlines()))]
+    assert sync == asy == [("e", "1"), ("message", "2")]
+
+
+# -- SSE JSON -----------------------------------------------------------------------------------------
+def test_done_stops_and_later_events_are_not_read():
+    lines = ["data: {\"a\": 1}", "", "data: [DONE]", "", "data: {\"after\": true}", ""]
+    assert list(iter_sse_json(lines)) == [{"a": 1}]
+
+
+def test_empty_choices_and_usage_only_chunks_pass_through():
+    t = SSE["llamacpp_reasoning_content_timings"]
+    lines = "\n\n".join(t["response"]["events"]).splitlines()
+    payloads = list(iter_sse_json(lines))
+    usage_only = payloads[-1]
+    assert usage_only["choices"] == [] and usage_only["usage"]["total_tokens"] == 59
+    reasoning = "".join(p["choices"][0]["delta"].get("reasoning_content") or "" for p in payloads if p["choices"])
+    assert reasoning == t["expected_aggregate"]["reasoning"]
+
+
+def test_synthetic_framing_transcript_parses():
+    t = SSE["synthetic_sse_framing"]
+    raw = t["response"]["raw_sse"]
+    payloads = list(iter_sse_json(raw.splitlines()))
+    content = "".join(p["choices"][0]["delta"].get("content") or "" for p in payloads if p["choices"])
+    assert content == t["expected_aggregate"]["content"]
+
+
+def test_vllm_error_mid_stream_raises_typed_error():
+    lines = "\n\n".join(SSE["vllm_error_mid_stream"]["response"]["events"]).splitlines()
+    got = []
+    with pytest.raises(ServerError, match="engine core has died") as info:
+        for payload in iter_sse_json(lines, engine_id="vllm"):
+            got.append(payload)
+    assert info.value.engine_id == "vllm" and info.value.status_code == 500
+    assert "".join(p["choices"][0]["delta"].get("content") or "" for p in got) == "Once upon"
+
+
+def test_old_vllm_flat_error_object_is_an_error():
+    flat = {"object": "error", "message": "This model's maximum context length is 4096 tokens", "type": "BadRequestError",
+            "param": None, "code": 400}
+    with pytest.raises(ContextLengthError):
+        list(iter_sse_json([f"data: {json.dumps(flat)}", ""]))
+
+
+@pytest.mark.parametrize(
+    ("payload", "error"),
+    [
+        ({"error": {"message": "Rate limit reached", "code": 429}}, RateLimitError),
+        ({"error": {"message": "prompt is too long for the context window"}}, ContextLengthError),
+        ({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}, ServerError),
+        ({"type": "error", "error": {"type": "authentication_error", "message": "bad key"}}, AuthenticationError),
+        ({"error": "an error was encountered while running the model"}, StreamError),
+    ],
+)
+def test_error_payloads_become_typed_errors(payload, error):
+    with pytest.raises(error):
+        decode_json(json.dumps(payload), engine_id="x")
+
+
+def test_null_error_field_is_not_an_error():
+    assert decode_json('{"error": null, "choices": []}') == {"error": None, "choices": []}
+
+
+def test_malformed_json_is_a_stream_error_with_excerpt():
+    with pytest.raises(StreamError, match="malformed JSON.*not json"):
+        list(iter_sse_json(["data: {not json", ""], engine_id="e"))
+
+
+async def test_async_sse_json_stops_at_done_and_raises_errors():
+    assert [p async for p in aiter_sse_json(alines(["data: 1", "", "data: [DONE]", ""]))] == [1]
+    with pytest.raises(ServerError):
+        async for _ in aiter_sse_json(alines(['data: {"error": {"message": "x", "code": 503}}', ""])):
+            pass
+
+
+# -- NDJSON -------------------------------------------------------------------------------------------
+def test_ndjson_skips_blank_lines_and_decodes_each_line():
+    assert list(iter_ndjson(['{"a": 1}', "", "   ", '{"b": 2}\r'])) == [{"a": 1}, {"b": 2}]
+
+
+def test_ollama_stream_transcript():
+    t = OLLAMA["chat_stream"]
+    objs = list(iter_ndjson(t["response"]["ndjson_lines"]))
+    assert "".join(o["message"]["content"] for o in objs) == t["expected_normalized"]["content"]
+    assert objs[-1]["done"] is True
+
+
+def test_ollama_error_mid_stream_raises_after_partial_content():
+    got: List[dict] = []
+    with pytest.raises(StreamError, match="error was encountered"):
+        for obj in iter_ndjson(OLLAMA["error_mid_stream"]["response"]["ndjson_lines"], engine_id="ollama"):
+            got.append(obj)
+    assert "".join(o["message"]["content"] for o in got) == OLLAMA["error_mid_stream"]["expected_normalized"]["content"]
+
+
+async def test_async_ndjson():
+    assert [o async for o in aiter_ndjson(alines(['{"x": 1}', "", '{"x": 2}']))] == [{"x": 1}, {"x": 2}]
+    with pytest.raises(StreamError):
+        async for _ in aiter_ndjson(alines(["{broken"])):
+            pass

@@ -1,0 +1,220 @@
+"""The engine conformance suite, run against a small but real OpenAI-style HTTPEngine.
+
+The engine here is the worked example of docs/testing-plugins.md: it passes the suite, and deliberately
+broken variants of it fail exactly the checks that describe their bug (so the suite can fail).
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from typing import Any, AsyncIterator, Dict, List, Optional
+
+import pytest
+
+from jarvis_core.engine.http import HTTPEngine
+from jarvis_core.engine.messages import messages_to_dicts, tools_to_openai
+from jarvis_core.engine.streams import aiter_sse_json
+from jarvis_core.testing import (
+    EngineConformance,
+    Exchange,
+    exchanges_from_transcripts,
+    load_transcripts,
+    run_engine_conformance,
+)
+from jarvis_core.types import Completion, StreamChunk, ToolCall, Usage, normalize_finish_reason
+
+DATA = pathlib.Path(__file__).parent / "data"
+
+
+class MiniOpenAIEngine(HTTPEngine):
+    """Just enough of the OpenAI chat protocol to be a correct engine."""
+
+    engine_id = "mini-openai"
+    allowed_options = frozenset({"top_p", "seed"})
+    health_path = "/health"
+    strip_suffix = "/v1"
+
+    def _body(self, messages, model, temperature, max_tokens, tools, options, stream) -> Dict[str, Any]:
+        self.check_options(options)
+        body: Dict[str, Any] = {
+            "model": model, "messages": messages_to_dicts(messages), "max_tokens": max_tokens, "stream": stream,
+            **options,
+        }
+        if temperature is not None:
+            body["temperature"] = temperature
+        if tools:
+            body["tools"] = tools_to_openai(tools)
+        return body
+
+    def generate(self, messages, *, model, temperature=None, max_tokens=1024, tools=None, **options) -> Completion:
+        body = self._body(messages, model, temperature, max_tokens, tools, options, False)
+        data = self.request_json("POST", "/v1/chat/completions", json_body=body, model=model)
+        choice = data["choices"][0]
+        msg = choice["message"]
+        calls = [
+            ToolCall(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in msg.get("tool_calls") or ()
+        ]
+        usage = data.get("usage") or {}
+        return Completion(
+            content=msg.get("content"),
+            tool_calls=calls,
+            usage=Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)),
+            model=data.get("model", model),
+            finish_reason=normalize_finish_reason(choice.get("finish_reason"), has_tool_calls=bool(calls)),
+        )
+
+    async def stream_full(
+        self, messages, *, model, temperature=None, max_tokens=1024, tools=None, **options
+    ) -> AsyncIterator[StreamChunk]:
+        body = self._body(messages, model, temperature, max_tokens, tools, options, True)
+        calls: Dict[int, Dict[str, str]] = {}
+        finish: Optional[str] = None
+        usage: Optional[Usage] = None
+        async with self.astream_lines("POST", "/v1/chat/completions", json_body=body, model=model) as lines:
+            async for payload in aiter_sse_json(lines, engine_id=self.engine_id):
+                if payload.get("usage"):
+                    u = payload["usage"]
+                    usage = Usage(u.get("prompt_tokens", 0), u.get("completion_tokens", 0))
+                for choice in payload.get("choices") or ():
+                    delta = choice.get("delta") or {}
+                    for tc in delta.get("tool_calls") or ():
+                        slot = calls.setdefault(tc["index"], {"id": "", "name": "", "arguments": ""})
+                        slot["id"] = tc.get("id") or slot["id"]
+                        fn = tc.get("function") or {}
+                        slot["name"] += fn.get("name") or ""
+                        slot["arguments"] += fn.get("arguments") or ""
+                    if delta.get("content"):
+                        yield StreamChunk(content=delta["content"])
+                    finish = choice.get("finish_reason") or finish
+        done = [ToolCall(c["id"], c["name"], c["arguments"] or "{}") for _, c in sorted(calls.items())]
+        yield StreamChunk(
+            tool_calls=done, finish_reason=normalize_finish_reason(finish, has_tool_calls=bool(done)), usage=usage
+        )
+
+    def list_models(self) -> List[str]:
+        return [m["id"] for m in self.request_json("GET", "/v1/models")["data"]]
+
+
+def _completion_json(content=None, tool_calls=None, finish="stop") -> Dict[str, Any]:
+    message: Dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return {
+        "id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4o-mini",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {"prompt_tokens": 20, "completion_tokens": 7, "total_tokens": 27},
+    }
+
+
+TOOL_CALL_JSON = {
+    "id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"location": "Paris"}'}
+}
+SSE = load_transcripts(DATA / "openai_sse_transcripts.json")
+TEXT_STREAM = exchanges_from_transcripts(SSE, ["synthetic_sse_framing"], match_body={"stream": True})
+TOOL_STREAM = exchanges_from_transcripts(SSE, ["openai_single_tool_call_split"], match_body={"stream": True})
+
+EXCHANGES: Dict[str, List[Exchange]] = {
+    "text": [
+        *TEXT_STREAM,
+        Exchange("POST", "/v1/chat/completions", match={"stream": False}, json=_completion_json("ok")),
+    ],
+    "tools": [
+        *TOOL_STREAM,
+        Exchange(
+            "POST", "/v1/chat/completions", match={"stream": False},
+            json=_completion_json(None, [TOOL_CALL_JSON], "tool_calls"),
+        ),
+    ],
+    "models": [
+        Exchange("GET", "/v1/models", json={"object": "list", "data": [{"id": "gpt-4o-mini"}, {"id": "qwen3"}]}),
+        Exchange("GET", "/health", json={"status": "ok"}),
+    ],
+}
+
+
+class TestMiniOpenAIConformance(EngineConformance):
+    model = "gpt-4o-mini"
+    expected_text = "ok"
+    expected_models = ["gpt-4o-mini", "qwen3"]
+    engine_class = MiniOpenAIEngine
+
+    def make_engine(self, url: str, **options: Any) -> MiniOpenAIEngine:
+        return self.engine_class(host=url, **options)
+
+    def exchanges(self, scenario: str):
+        return EXCHANGES[scenario]
+
+
+# -- the suite can fail -------------------------------------------------------------------------------
+class PassesUnknownOptions(MiniOpenAIEngine):
+    allowed_options = frozenset()
+
+    def check_options(self, options) -> None:  # the bug: options go to the server unchecked
+        pass
+
+
+class LeaksKeyInRepr(MiniOpenAIEngine):
+    def __repr__(self) -> str:
+        return f"<engine key={self._api_key}>"
+
+
+class DoubleFinish(MiniOpenAIEngine):
+    async def stream_full(self, *args: Any, **kwargs: Any):
+        async for chunk in super().stream_full(*args, **kwargs):
+            if chunk.finish_reason:
+                yield StreamChunk(finish_reason="stop")
+            yield chunk
+
+
+class StringifiesArguments(MiniOpenAIEngine):
+    def generate(self, *args: Any, **kwargs: Any) -> Completion:
+        result = super().generate(*args, **kwargs)
+        calls = [ToolCall(c.id, c.name, json.dumps(c.arguments)) for c in result.tool_calls]  # double-encoded
+        return Completion(result.content, tool_calls=calls, finish_reason=result.finish_reason, usage=result.usage)
+
+
+class NeverCloses(MiniOpenAIEngine):
+    def close(self) -> None:
+        pass
+
+    async def aclose(self) -> None:
+        pass
+
+
+def _suite_for(engine_cls: type) -> TestMiniOpenAIConformance:
+    suite = TestMiniOpenAIConformance()
+    suite.engine_class = engine_cls
+    return suite
+
+
+def test_correct_engine_passes_standalone():
+    results = run_engine_conformance(_suite_for(MiniOpenAIEngine))
+    assert all(r == "ok" for r in results.values()), results
+    assert len(results) >= 15
+
+
+@pytest.mark.parametrize(
+    ("engine_cls", "failing"),
+    [
+        (PassesUnknownOptions, {"test_unknown_option_raises_invalid_option"}),
+        (LeaksKeyInRepr, {"test_no_secret_in_repr_or_errors"}),
+        (DoubleFinish, {"test_stream_full_ends_with_one_finish_chunk"}),
+        (StringifiesArguments, {"test_generate_tool_calls", "test_tool_dicts_are_accepted"}),
+        (NeverCloses, {"test_context_manager_closes_connections"}),
+    ],
+)
+def test_buggy_engines_fail_the_matching_checks(engine_cls, failing):
+    results = run_engine_conformance(_suite_for(engine_cls))
+    failed = {name for name, r in results.items() if r.startswith("FAILED")}
+    assert failed == failing, results
+
+
+def test_unsupported_scenario_is_skipped():
+    class NoTools(TestMiniOpenAIConformance):
+        def exchanges(self, scenario: str):
+            return None if scenario == "tools" else EXCHANGES[scenario]
+
+    results = run_engine_conformance(NoTools())
+    assert results["test_generate_tool_calls"].startswith("skipped")
+    assert results["test_stream_text_equals_stream_full_content"] == "ok"

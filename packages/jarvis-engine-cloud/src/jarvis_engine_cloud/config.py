@@ -1,0 +1,35 @@
+"""The ``[engine.cloud]`` config table. Field names are :class:`~jarvis_engine_cloud.engine.CloudEngine`
+keyword arguments; keys are kept out of ``repr``.
+
+::
+
+    [engine.cloud]
+    anthropic_api_key = "..."          # or ANTHROPIC_API_KEY
+    openai_base_url = "http://localhost:4000/v1"   # e.g. a LiteLLM proxy (or OPENAI_BASE_URL)
+    max_retries = 2
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import attrs
+
+__all__ = ["CloudConfig"]
+
+
+@attrs.frozen
+class CloudConfig:
+    """Schema of ``[engine.cloud]`` (every field optional; unset fields fall back to the environment)."""
+
+    openai_api_key: Optional[str] = attrs.field(default=None, repr=False)
+    anthropic_api_key: Optional[str] = attrs.field(default=None, repr=False)
+    gemini_api_key: Optional[str] = attrs.field(default=None, repr=False)
+    openai_base_url: Optional[str] = None
+    anthropic_base_url: Optional[str] = None
+    gemini_base_url: Optional[str] = None
+    timeout: Optional[float] = None
+    connect_timeout: Optional[float] = None
+    max_retries: Optional[int] = None
+    anthropic_version: Optional[str] = None
+    openai_max_tokens_field: Optional[str] = None

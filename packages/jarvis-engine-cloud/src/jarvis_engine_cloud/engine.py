@@ -1,0 +1,241 @@
+"""``CloudEngine``: OpenAI, Anthropic and Google Gemini behind one engine, routed by model name.
+
+The model name picks the provider (:mod:`.routing`); each provider has its own client with its own
+connection pool, created on first use. Keys and base URLs come from the keyword arguments (the
+``[engine.cloud]`` config table) or the environment (:mod:`.credentials`). Keys never appear in
+errors, logs, events or ``repr``: every error leaving the engine is scrubbed of them.
+
+Sampling arguments left unset are not sent, so each provider applies its own defaults; this matters
+because OpenAI's reasoning models and Anthropic's extended thinking reject any temperature but their own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, AsyncIterator, Dict, Iterator, List, Mapping, Optional, Sequence
+
+import httpx
+from jarvis_core.engine.base import InferenceEngine
+from jarvis_core.errors import AuthenticationError, JarvisError
+from jarvis_core.types import Completion, MessageLike, StreamChunk
+
+from jarvis_engine_cloud.credentials import (
+    KEY_VARS,
+    ProviderSettings,
+    Secret,
+    missing_key_error,
+    resolve_settings,
+    scrub,
+)
+from jarvis_engine_cloud.log_scrub import protect_logs
+from jarvis_engine_cloud.provider_base import ProviderClient
+from jarvis_engine_cloud.providers import PROVIDER_CLASSES
+from jarvis_engine_cloud.retry import RetryPolicy
+from jarvis_engine_cloud.routing import ANTHROPIC, GOOGLE, OPENAI, PROVIDERS, Route, display_name, route_model
+from jarvis_engine_cloud.wire_common import OptionValueError
+
+__all__ = ["CloudEngine"]
+
+
+def _scrub_error(exc: BaseException, secrets: Sequence[Secret]) -> None:
+    """Remove the keys from an error and its chain; drop contexts raised ``from None`` (they may quote a
+    server's raw reply, and nobody sees them anyway)."""
+    seen = set()
+    current: Optional[BaseException] = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, JarvisError):
+            current.args = tuple(scrub(a, secrets) if isinstance(a, str) else a for a in current.args)
+            body = getattr(current, "body", None)
+            if isinstance(body, str):
+                current.body = scrub(body, secrets)  # type: ignore[attr-defined]
+        if current.__suppress_context__:
+            current.__context__ = None
+        current = current.__cause__ or current.__context__
+
+
+class CloudEngine(InferenceEngine):
+    """One engine for the OpenAI, Anthropic and Gemini REST APIs.
+
+    :param openai_api_key: / :param anthropic_api_key: / :param gemini_api_key: keys; default to
+        ``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ``GEMINI_API_KEY`` or ``GOOGLE_API_KEY``.
+    :param openai_base_url: / :param anthropic_base_url: / :param gemini_base_url: endpoints (proxies,
+        tests); default to ``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``, ``GEMINI_BASE_URL``, then the
+        public APIs.
+    :param timeout: read timeout in seconds (for streams: between two chunks).
+    :param connect_timeout: seconds to establish a connection.
+    :param health_timeout: seconds :meth:`health` waits for each provider's models endpoint.
+    :param max_retries: retries on 429 and 5xx (exponential backoff with jitter, ``Retry-After`` honoured).
+    :param anthropic_version: the ``anthropic-version`` header.
+    :param openai_max_tokens_field: ``max_completion_tokens`` or ``max_tokens``; by default the former for
+        api.openai.com and the latter for any other base URL.
+    :param environ: where to read the variables (default ``os.environ``).
+    :param transport: / :param async_transport: httpx transports for tests.
+    :param sleep: / :param async_sleep: how to wait between retries (tests inject recorders).
+    """
+
+    engine_id = "cloud"
+    allowed_options = frozenset().union(*(cls.allowed_options for cls in PROVIDER_CLASSES.values()))
+
+    def __init__(
+        self,
+        *,
+        openai_api_key: Optional[str] = None,
+        anthropic_api_key: Optional[str] = None,
+        gemini_api_key: Optional[str] = None,
+        openai_base_url: Optional[str] = None,
+        anthropic_base_url: Optional[str] = None,
+        gemini_base_url: Optional[str] = None,
+        timeout: float = 120.0,
+        connect_timeout: float = 10.0,
+        health_timeout: float = 3.0,
+        max_retries: int = 3,
+        anthropic_version: str = "2023-06-01",
+        openai_max_tokens_field: Optional[str] = None,
+        environ: Optional[Mapping[str, str]] = None,
+        transport: Optional[httpx.BaseTransport] = None,
+        async_transport: Optional[httpx.AsyncBaseTransport] = None,
+        sleep: Any = None,
+        async_sleep: Any = None,
+    ) -> None:
+        self._settings: Dict[str, ProviderSettings] = {
+            OPENAI: resolve_settings(OPENAI, api_key=openai_api_key, base_url=openai_base_url, environ=environ),
+            ANTHROPIC: resolve_settings(ANTHROPIC, api_key=anthropic_api_key, base_url=anthropic_base_url, environ=environ),
+            GOOGLE: resolve_settings(GOOGLE, api_key=gemini_api_key, base_url=gemini_base_url, environ=environ),
+        }
+        self._secrets = tuple(s.key for s in self._settings.values() if s.key)
+        protect_logs(self._secrets)
+        self.retry = RetryPolicy(max_retries=max_retries, sleep=sleep, async_sleep=async_sleep)
+        self._client_options: Dict[str, Any] = {
+            "timeout": timeout,
+            "connect_timeout": connect_timeout,
+            "health_timeout": health_timeout,
+            "transport": transport,
+            "async_transport": async_transport,
+        }
+        self._extra = {ANTHROPIC: {"anthropic_version": anthropic_version}, OPENAI: {"max_tokens_field": openai_max_tokens_field}}
+        self._clients: Dict[str, ProviderClient] = {}
+
+    # -- providers ----------------------------------------------------------------------------------
+    def providers(self) -> List[str]:
+        """The providers that have a key, in routing order."""
+        return [p for p in PROVIDERS if self._settings[p].has_key]
+
+    def client(self, provider: str) -> ProviderClient:
+        """The client of ``provider`` (created on first use); raises :class:`AuthenticationError` without a key."""
+        if provider not in self._settings:
+            raise OptionValueError("provider", f"unknown provider {provider!r}; known: {', '.join(PROVIDERS)}")
+        existing = self._clients.get(provider)
+        if existing is not None:
+            return existing
+        settings = self._settings[provider]
+        if not settings.has_key:
+            raise missing_key_error(provider)
+        client = PROVIDER_CLASSES[provider](
+            settings, retry=self.retry, secrets=self._secrets, **self._client_options, **self._extra.get(provider, {})
+        )
+        self._clients[provider] = client
+        return client
+
+    def route(self, model: str) -> Route:
+        """Where ``model`` goes (see :mod:`jarvis_engine_cloud.routing`)."""
+        return route_model(model)
+
+    @contextlib.contextmanager
+    def _scrubbed(self) -> Iterator[None]:
+        try:
+            yield
+        except JarvisError as exc:
+            _scrub_error(exc, self._secrets)
+            raise
+
+    def _prepare_call(self, model: str, options: Dict[str, Any]) -> tuple:
+        options = {k: v for k, v in options.items() if v is not None}  # None means "unset"
+        self.check_options(options)
+        route = route_model(model)
+        client = self.client(route.provider)
+        client.check_options(options)
+        return client, route, options
+
+    # -- generation ---------------------------------------------------------------------------------
+    def generate(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        model: str,
+        temperature: Optional[float] = None,
+        max_tokens: int = 1024,
+        tools: Optional[Sequence[Any]] = None,
+        **options: Any,
+    ) -> Completion:
+        """One request to the provider ``model`` routes to; the normalized :class:`Completion`."""
+        with self._scrubbed():
+            client, route, options = self._prepare_call(model, options)
+            return client.generate(
+                messages, model=route.model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options
+            )
+
+    async def stream_full(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        model: str,
+        temperature: Optional[float] = None,
+        max_tokens: int = 1024,
+        tools: Optional[Sequence[Any]] = None,
+        **options: Any,
+    ) -> AsyncIterator[StreamChunk]:
+        """Stream from the provider ``model`` routes to: text and reasoning deltas, then one final chunk
+        with the complete tool calls, the finish reason and the usage."""
+        with self._scrubbed():
+            client, route, options = self._prepare_call(model, options)
+            stream = client.stream_full(
+                messages, model=route.model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options
+            )
+            try:
+                async for chunk in stream:
+                    yield chunk
+            finally:
+                await stream.aclose()
+
+    # -- management ---------------------------------------------------------------------------------
+    def list_models(self, provider: Optional[str] = None) -> List[str]:
+        """Model ids from each provider's models endpoint (only providers with a key; or just ``provider``).
+
+        Names are listed so that passing one back routes to the same provider (``google/gemma-3-27b-it``).
+        """
+        with self._scrubbed():
+            targets = [provider] if provider else self.providers()
+            if not targets:
+                names = ", ".join(v for p in PROVIDERS for v in KEY_VARS[p])
+                raise AuthenticationError(f"cloud: no provider has an API key; set one of {names}", engine_id="cloud")
+            models: List[str] = []
+            for name in targets:
+                models += [display_name(name, m) for m in self.client(name).list_models()]
+            return models
+
+    def health(self, provider: Optional[str] = None) -> bool:
+        """True when a provider with a key (or ``provider``) answers its models endpoint within the health
+        timeout. Providers without a key are not asked; with no key at all this is False at once. Never raises."""
+        targets = [provider] if provider else self.providers()
+        for name in targets:
+            settings = self._settings.get(name)
+            if settings is not None and settings.has_key and self.client(name).health():
+                return True
+        return False
+
+    def prepare(self, model: str) -> None:
+        """Check that ``model`` routes to a provider with a key (no request is made)."""
+        self.client(route_model(model).provider)
+
+    def close(self) -> None:
+        for client in self._clients.values():
+            client.close()
+
+    async def aclose(self) -> None:
+        for client in self._clients.values():
+            await client.aclose()
+
+    def __repr__(self) -> str:
+        keys = " ".join(f"{p}={'key' if self._settings[p].has_key else 'no-key'}" for p in PROVIDERS)
+        return f"<CloudEngine 'cloud' {keys}>"

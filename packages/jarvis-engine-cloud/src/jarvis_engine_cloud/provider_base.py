@@ -1,0 +1,237 @@
+"""What the three provider clients share: pooled httpx clients, retries, typed and secret-free errors.
+
+Each provider is a small :class:`~jarvis_core.engine.http.HTTPEngine` (one pooled ``httpx.Client`` and
+one ``httpx.AsyncClient``, created on first use). :class:`ProviderClient` adds:
+
+- :meth:`post_json` / :meth:`get_json`: one request, retried by the :class:`~.retry.RetryPolicy` on 429
+  and 5xx;
+- :meth:`open_lines`: a streamed request as an async iterator of lines (truly async: ``aiter_lines``);
+- :meth:`retrying_stream`: runs a provider's stream and retries it only while nothing has been yielded,
+  so an error status, or an error event before the first token (Anthropic's ``overloaded_error``), is
+  retried like a failed request, and a stream that already produced output never is;
+- error classification with the provider's own cases, ``Retry-After`` from headers or body, and every
+  known key scrubbed from whatever the server said.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, AsyncIterator, Callable, ClassVar, Dict, FrozenSet, Mapping, Optional, Sequence
+
+import httpx
+from jarvis_core.engine.http import HTTPEngine
+from jarvis_core.engine.http_errors import classify_http_error, parse_retry_after
+from jarvis_core.errors import (
+    EngineConnectionError,
+    EngineError,
+    EngineHTTPError,
+    InvalidOptionError,
+    RateLimitError,
+    StreamError,
+)
+from jarvis_core.types import StreamChunk
+
+from jarvis_engine_cloud.credentials import URL_VARS, ProviderSettings, Secret, scrub
+from jarvis_engine_cloud.retry import RetryPolicy
+
+__all__ = ["ProviderClient", "scrub_payload"]
+
+
+def scrub_payload(value: Any, secrets: Sequence[Secret]) -> Any:
+    """A decoded JSON value with every known key removed from its strings."""
+    if isinstance(value, str):
+        return scrub(value, secrets)
+    if isinstance(value, Mapping):
+        return {k: scrub_payload(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub_payload(v, secrets) for v in value]
+    return value
+
+
+class ProviderClient(HTTPEngine):
+    """Base of the OpenAI, Anthropic and Gemini clients (each is a usable engine on its own)."""
+
+    engine_id = "cloud"
+    #: ``openai``, ``anthropic`` or ``google``.
+    provider: ClassVar[str] = ""
+    #: Options this provider accepts beyond the named parameters.
+    allowed_options: ClassVar[FrozenSet[str]] = frozenset()
+
+    def __init__(
+        self,
+        settings: ProviderSettings,
+        *,
+        retry: Optional[RetryPolicy] = None,
+        secrets: Sequence[Secret] = (),
+        timeout: float = 120.0,
+        connect_timeout: float = 10.0,
+        health_timeout: float = 3.0,
+        transport: Optional[httpx.BaseTransport] = None,
+        async_transport: Optional[httpx.AsyncBaseTransport] = None,
+    ) -> None:
+        self._key = settings.key
+        self.settings = settings
+        self.retry = retry or RetryPolicy()
+        self._secrets = tuple(secrets) or ((settings.key,) if settings.key else ())
+        super().__init__(
+            base_url=settings.base_url,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            health_timeout=health_timeout,
+            transport=transport,
+            async_transport=async_transport,
+        )
+
+    @property
+    def who(self) -> str:
+        """``cloud (<provider>)``: how messages name this client."""
+        return f"cloud ({self.provider})"
+
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        unknown = [k for k in options if k not in self.allowed_options]
+        if unknown:
+            raise InvalidOptionError(self.who, unknown, self.allowed_options)
+
+    # -- errors -------------------------------------------------------------------------------------
+    def retry_after(self, response: httpx.Response, body: Any) -> Optional[float]:
+        """Seconds the server asked us to wait (``retry-after-ms`` or ``Retry-After``), if it said."""
+        ms = parse_retry_after(response.headers.get("retry-after-ms"))
+        if ms is not None:
+            return ms / 1000.0
+        return parse_retry_after(response.headers.get("retry-after"))
+
+    def refine_error(self, error: EngineHTTPError, status: int, body: Any) -> EngineHTTPError:
+        """Provider-specific corrections of the generic classification (default: none)."""
+        return error
+
+    def classify_error(self, response: httpx.Response, body: Any, *, model: Optional[str] = None) -> EngineError:
+        body = scrub_payload(body, self._secrets)
+        retry_after = self.retry_after(response, body)
+        error = classify_http_error(response.status_code, body, engine_id=self.who, model=model, retry_after=retry_after)
+        error = self.refine_error(error, response.status_code, body)
+        error.engine_id = "cloud"
+        if retry_after is not None and not isinstance(error, RateLimitError):
+            error.retry_after = retry_after  # type: ignore[attr-defined]  # 503 + Retry-After is honoured too
+        return error
+
+    def transport_error(self, exc: Exception, path: str) -> EngineError:
+        """The jarvis error for an httpx transport failure (names the URL variable to check)."""
+        url = self.base_url + path.split("?", 1)[0]
+        if isinstance(exc, httpx.TimeoutException):
+            return EngineConnectionError(f"{self.who}: timed out talking to {url} ({type(exc).__name__})", engine_id="cloud")
+        if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)):
+            return StreamError(f"{self.who}: the connection to {url} broke off ({type(exc).__name__})", engine_id="cloud")
+        return EngineConnectionError(
+            f"{self.who}: cannot reach {url} ({type(exc).__name__}); check the network, or "
+            f"{URL_VARS[self.provider]} if it points at a proxy",
+            engine_id="cloud",
+        )
+
+    # -- requests -----------------------------------------------------------------------------------
+    def _with_retries(self, attempt_fn: Callable[[], Any], model: str) -> Any:
+        attempt = 0
+        while True:
+            try:
+                return attempt_fn()
+            except EngineError as exc:
+                delay = self.retry.delay_for(exc, attempt)
+                if delay is None:
+                    raise
+                self.retry.announce(exc, attempt=attempt, delay=delay, provider=self.provider, model=model)
+                self.retry.sleep(delay)
+                attempt += 1
+
+    def _request_once(self, method: str, path: str, body: Any, model: str, params: Optional[Dict[str, Any]]) -> Any:
+        try:
+            response = self.client.request(method, path, json=body, params=params)
+        except httpx.TransportError as exc:
+            raise self.transport_error(exc, path) from None
+        self._raise_for_status(response, model=model or None)
+        try:
+            return response.json()
+        except ValueError:
+            excerpt = scrub(response.text[:200], self._secrets)
+            raise StreamError(f"{self.who}: {path} answered with invalid JSON: {excerpt!r}", engine_id="cloud") from None
+
+    def post_json(self, path: str, body: Any, *, model: str = "") -> Any:
+        """POST ``body`` and return the decoded reply, retrying rate limits and server errors."""
+        return self._with_retries(lambda: self._request_once("POST", path, body, model, None), model)
+
+    def get_json(self, path: str, *, params: Optional[Dict[str, Any]] = None) -> Any:
+        """GET ``path`` and return the decoded reply, retrying rate limits and server errors."""
+        return self._with_retries(lambda: self._request_once("GET", path, None, "", params), "")
+
+    @contextlib.asynccontextmanager
+    async def open_lines(self, path: str, body: Any, *, model: str = "") -> AsyncIterator[AsyncIterator[str]]:
+        """POST ``body`` as a streamed request; yield an async iterator of the reply's lines.
+
+        An error status raises its typed error before any line; a connection that breaks mid-way raises
+        :class:`StreamError`; leaving the block closes the response (which cancels the generation).
+        """
+        request = self.aclient.build_request(
+            "POST", path, json=body, headers={"accept": "text/event-stream"}
+        )
+        try:
+            response = await self.aclient.send(request, stream=True)
+        except httpx.TransportError as exc:
+            raise self.transport_error(exc, path) from None
+        try:
+            if response.status_code >= 400:
+                await response.aread()
+                self._raise_for_status(response, model=model or None)
+            yield self._lines(response, path)
+        finally:
+            await response.aclose()
+
+    async def _lines(self, response: httpx.Response, path: str) -> AsyncIterator[str]:
+        try:
+            async for line in response.aiter_lines():
+                yield line
+        except httpx.TransportError as exc:
+            err = self.transport_error(exc, path)
+            if not isinstance(err, StreamError):
+                err = StreamError(f"{self.who}: the stream broke off: {err}", engine_id="cloud")
+            raise err from None
+
+    async def retrying_stream(
+        self, make_stream: Callable[[], AsyncIterator[StreamChunk]], *, model: str
+    ) -> AsyncIterator[StreamChunk]:
+        """Run ``make_stream()``; retry it (with backoff) on a retryable error before its first chunk."""
+        attempt = 0
+        while True:
+            started = False
+            try:
+                async for chunk in make_stream():
+                    started = True
+                    yield chunk
+                return
+            except EngineError as exc:
+                delay = None if started else self.retry.delay_for(exc, attempt)
+                if delay is None:
+                    raise
+                self.retry.announce(exc, attempt=attempt, delay=delay, provider=self.provider, model=model)
+                await self.retry.async_sleep(delay)
+                attempt += 1
+
+    # -- engine surface -----------------------------------------------------------------------------
+    def models_request(self) -> tuple:
+        """``(path, params)`` of the cheapest models-endpoint request (used by :meth:`health`)."""
+        raise NotImplementedError
+
+    def health(self) -> bool:
+        """True when this provider has a key and its models endpoint accepts it within ``health_timeout``
+        (a 429 counts as up). Never raises."""
+        if not self._key:
+            return False
+        path, params = self.models_request()
+        try:
+            response = self.client.get(path, params=params, timeout=self.health_timeout)
+        except (httpx.HTTPError, OSError):
+            return False
+        return response.status_code < 300 or response.status_code == 429
+
+    def auth_headers(self) -> Dict[str, str]:  # pragma: no cover - every provider overrides it
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.provider} {self.base_url} key={'set' if self._key else 'missing'}>"

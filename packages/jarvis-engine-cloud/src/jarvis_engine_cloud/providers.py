@@ -1,0 +1,266 @@
+"""The three provider clients: OpenAI Chat Completions, Anthropic Messages, Google Gemini.
+
+Each turns the engine call into its provider's request (codecs in :mod:`.anthropic_wire`,
+:mod:`.gemini_wire` and the shared :mod:`jarvis_core.engine.openai_wire`), sends it with the pooled
+clients of :class:`~.provider_base.ProviderClient`, and normalizes the answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any, AsyncIterator, ClassVar, Dict, FrozenSet, List, Optional, Sequence
+from urllib.parse import quote
+
+import attrs
+from jarvis_core.engine.messages import coerce_messages
+from jarvis_core.engine.openai_wire import ChatStreamDecoder, build_chat_payload, parse_chat_completion
+from jarvis_core.engine.streams import aiter_sse, decode_json
+from jarvis_core.errors import AuthenticationError, EngineHTTPError, ModelNotFoundError
+from jarvis_core.types import Completion, MessageLike, StreamChunk
+
+from jarvis_engine_cloud import anthropic_wire, gemini_wire
+from jarvis_engine_cloud.provider_base import ProviderClient
+from jarvis_engine_cloud.routing import ANTHROPIC, GOOGLE, OPENAI
+
+__all__ = ["PROVIDER_CLASSES", "AnthropicClient", "GeminiClient", "OpenAIClient"]
+
+_PAGE_LIMIT = 50  # list_models follows at most this many pages
+
+
+class AnthropicClient(ProviderClient):
+    """``POST /v1/messages`` (plain and SSE) and ``GET /v1/models``."""
+
+    provider = ANTHROPIC
+    allowed_options = anthropic_wire.OPTIONS
+    strip_suffix = "/v1"
+
+    def __init__(self, settings: Any, *, anthropic_version: str = "2023-06-01", **kwargs: Any) -> None:
+        self.anthropic_version = anthropic_version
+        super().__init__(settings, **kwargs)
+
+    def auth_headers(self) -> Dict[str, str]:
+        headers = {"anthropic-version": self.anthropic_version}
+        if self._key:
+            headers["x-api-key"] = self._key.reveal()
+        return headers
+
+    def generate(
+        self, messages: Sequence[MessageLike], *, model: str, temperature: Optional[float] = None,
+        max_tokens: int = 1024, tools: Optional[Sequence[Any]] = None, **options: Any,
+    ) -> Completion:
+        self.check_options(options)
+        body = anthropic_wire.build_payload(
+            messages, model=model, max_tokens=max_tokens, temperature=temperature, tools=tools, options=options
+        )
+        completion = anthropic_wire.parse_message(self.post_json("/v1/messages", body, model=model))
+        return completion if completion.model else attrs.evolve(completion, model=model)
+
+    async def stream_full(
+        self, messages: Sequence[MessageLike], *, model: str, temperature: Optional[float] = None,
+        max_tokens: int = 1024, tools: Optional[Sequence[Any]] = None, **options: Any,
+    ) -> AsyncIterator[StreamChunk]:
+        self.check_options(options)
+        body = anthropic_wire.build_payload(
+            messages, model=model, max_tokens=max_tokens, temperature=temperature, tools=tools, options=options,
+            stream=True,
+        )
+
+        async def once() -> AsyncIterator[StreamChunk]:
+            decoder = anthropic_wire.AnthropicStreamDecoder()
+            async with self.open_lines("/v1/messages", body, model=model) as lines:
+                async for event in aiter_sse(lines):
+                    for chunk in decoder.feed_sse(event.event, event.data):
+                        yield chunk
+            for chunk in decoder.finish():
+                yield chunk
+
+        async for chunk in self.retrying_stream(once, model=model):
+            yield chunk
+
+    def models_request(self) -> tuple:
+        return "/v1/models", {"limit": 1}
+
+    def list_models(self) -> List[str]:
+        names: List[str] = []
+        params: Dict[str, Any] = {"limit": 1000}
+        for _ in range(_PAGE_LIMIT):
+            page = self.get_json("/v1/models", params=params)
+            data = page.get("data") if isinstance(page, dict) else None
+            names += [str(m["id"]) for m in data or () if isinstance(m, dict) and m.get("id")]
+            if not (isinstance(page, dict) and page.get("has_more") and page.get("last_id")):
+                break
+            params = {"limit": 1000, "after_id": page["last_id"]}
+        return names
+
+
+class GeminiClient(ProviderClient):
+    """``models/<m>:generateContent``, ``:streamGenerateContent?alt=sse`` and ``GET models``.
+
+    The key travels in the ``x-goog-api-key`` header, never in the URL (URLs end up in logs).
+    """
+
+    provider = GOOGLE
+    allowed_options = gemini_wire.OPTIONS
+
+    def __init__(self, settings: Any, **kwargs: Any) -> None:
+        super().__init__(settings, **kwargs)
+        # A base URL that already names an API version is used as is; otherwise v1beta is added.
+        last = self.base_url.rsplit("/", 1)[-1]
+        self.api_root = "" if last in ("v1", "v1beta", "v1alpha") else "/v1beta"
+
+    def auth_headers(self) -> Dict[str, str]:
+        return {"x-goog-api-key": self._key.reveal()} if self._key else {}
+
+    def _model_path(self, model: str, method: str) -> str:
+        resource = model if model.startswith("tunedModels/") else f"models/{quote(model, safe='-._~')}"
+        return f"{self.api_root}/{resource}:{method}"
+
+    def retry_after(self, response: Any, body: Any) -> Optional[float]:
+        header = super().retry_after(response, body)
+        if header is not None:
+            return header
+        # Gemini puts its hint in the error details: {"@type": "...RetryInfo", "retryDelay": "13s"}.
+        details = (body.get("error") or {}).get("details") if isinstance(body, dict) else None
+        for detail in details or ():
+            delay = detail.get("retryDelay") if isinstance(detail, dict) else None
+            if isinstance(delay, str) and delay.endswith("s"):
+                try:
+                    return max(0.0, float(delay[:-1]))
+                except ValueError:
+                    return None
+        return None
+
+    def refine_error(self, error: EngineHTTPError, status: int, body: Any) -> EngineHTTPError:
+        text = str(body).lower()
+        if status == 400 and ("api_key_invalid" in text or "api key not valid" in text or "api key expired" in text):
+            return AuthenticationError(
+                f"cloud (google): Gemini rejected the API key (HTTP 400); check GEMINI_API_KEY / GOOGLE_API_KEY: "
+                f"{error.body}",
+                engine_id="cloud", status_code=status, body=error.body,
+            )
+        if status == 404 and not isinstance(error, ModelNotFoundError):
+            return ModelNotFoundError(str(error), engine_id="cloud", status_code=status, body=error.body)
+        return error
+
+    def generate(
+        self, messages: Sequence[MessageLike], *, model: str, temperature: Optional[float] = None,
+        max_tokens: int = 1024, tools: Optional[Sequence[Any]] = None, **options: Any,
+    ) -> Completion:
+        self.check_options(options)
+        body = gemini_wire.build_payload(messages, max_tokens=max_tokens, temperature=temperature, tools=tools, options=options)
+        payload = self.post_json(self._model_path(model, "generateContent"), body, model=model)
+        return gemini_wire.parse_response(payload, model=model)
+
+    async def stream_full(
+        self, messages: Sequence[MessageLike], *, model: str, temperature: Optional[float] = None,
+        max_tokens: int = 1024, tools: Optional[Sequence[Any]] = None, **options: Any,
+    ) -> AsyncIterator[StreamChunk]:
+        self.check_options(options)
+        body = gemini_wire.build_payload(messages, max_tokens=max_tokens, temperature=temperature, tools=tools, options=options)
+        path = self._model_path(model, "streamGenerateContent") + "?alt=sse"
+
+        async def once() -> AsyncIterator[StreamChunk]:
+            decoder = gemini_wire.GeminiStreamDecoder(model=model)
+            async with self.open_lines(path, body, model=model) as lines:
+                async for event in aiter_sse(lines):
+                    if event.data.strip() == "[DONE]":  # Gemini sends none; some proxies add one
+                        break
+                    for chunk in decoder.feed(decode_json(event.data, engine_id="cloud")):
+                        yield chunk
+            for chunk in decoder.finish():
+                yield chunk
+
+        async for chunk in self.retrying_stream(once, model=model):
+            yield chunk
+
+    def models_request(self) -> tuple:
+        return f"{self.api_root}/models", {"pageSize": 1}
+
+    def list_models(self) -> List[str]:
+        names: List[str] = []
+        params: Dict[str, Any] = {"pageSize": 1000}
+        for _ in range(_PAGE_LIMIT):
+            page = self.get_json(f"{self.api_root}/models", params=params)
+            for m in (page.get("models") if isinstance(page, dict) else None) or ():
+                methods = m.get("supportedGenerationMethods") if isinstance(m, dict) else None
+                if isinstance(m, dict) and m.get("name") and (methods is None or "generateContent" in methods):
+                    name = str(m["name"])
+                    names.append(name[len("models/"):] if name.startswith("models/") else name)
+            token = page.get("nextPageToken") if isinstance(page, dict) else None
+            if not token:
+                break
+            params = {"pageSize": 1000, "pageToken": token}
+        return names
+
+
+class OpenAIClient(ProviderClient):
+    """``POST /chat/completions`` (plain and SSE) and ``GET /models`` under the base URL (``…/v1``)."""
+
+    provider = OPENAI
+    allowed_options: ClassVar[FrozenSet[str]] = frozenset(
+        {"top_p", "stop", "seed", "presence_penalty", "frequency_penalty", "tool_choice", "response_format",
+         "reasoning_effort", "parallel_tool_calls", "user", "logit_bias"}
+    )
+
+    def __init__(self, settings: Any, *, max_tokens_field: Optional[str] = None, **kwargs: Any) -> None:
+        super().__init__(settings, **kwargs)
+        if max_tokens_field is None:
+            # OpenAI's reasoning models refuse max_tokens; many OpenAI-compatible proxies know only it.
+            max_tokens_field = "max_completion_tokens" if "api.openai.com" in self.base_url else "max_tokens"
+        self.max_tokens_field = max_tokens_field
+
+    def auth_headers(self) -> Dict[str, str]:
+        return {"Authorization": f"Bearer {self._key.reveal()}"} if self._key else {}
+
+    def _payload(self, messages: Sequence[MessageLike], model: str, temperature: Optional[float], max_tokens: int,
+                 tools: Optional[Sequence[Any]], options: Dict[str, Any], stream: bool) -> Dict[str, Any]:
+        # Coercing first turns flat {id, name, arguments} calls (LiteLLM) into OpenAI's nested shape.
+        return build_chat_payload(
+            coerce_messages(messages), model=model, temperature=temperature, max_tokens=max_tokens, tools=tools,
+            stream=stream, options=options, max_tokens_field=self.max_tokens_field,
+        )
+
+    def generate(
+        self, messages: Sequence[MessageLike], *, model: str, temperature: Optional[float] = None,
+        max_tokens: int = 1024, tools: Optional[Sequence[Any]] = None, **options: Any,
+    ) -> Completion:
+        self.check_options(options)
+        body = self._payload(messages, model, temperature, max_tokens, tools, options, False)
+        completion = parse_chat_completion(self.post_json("/chat/completions", body, model=model), engine_id="cloud")
+        return attrs.evolve(
+            completion, model=completion.model or model, metadata={**completion.metadata, "provider": OPENAI}
+        )
+
+    async def stream_full(
+        self, messages: Sequence[MessageLike], *, model: str, temperature: Optional[float] = None,
+        max_tokens: int = 1024, tools: Optional[Sequence[Any]] = None, **options: Any,
+    ) -> AsyncIterator[StreamChunk]:
+        self.check_options(options)
+        body = self._payload(messages, model, temperature, max_tokens, tools, options, True)
+
+        async def once() -> AsyncIterator[StreamChunk]:
+            decoder = ChatStreamDecoder(engine_id="cloud")
+            done = False
+            async with self.open_lines("/chat/completions", body, model=model) as lines:
+                async for event in aiter_sse(lines):
+                    if event.data.strip() == "[DONE]":
+                        done = True
+                        break
+                    for chunk in decoder.feed(decode_json(event.data, engine_id="cloud")):
+                        yield chunk
+            for chunk in decoder.finish(done=done):
+                yield attrs.evolve(chunk, metadata={**chunk.metadata, "provider": OPENAI, "model": decoder.model or model})
+
+        async for chunk in self.retrying_stream(once, model=model):
+            yield chunk
+
+    def models_request(self) -> tuple:
+        return "/models", None
+
+    def list_models(self) -> List[str]:
+        page = self.get_json("/models")
+        data = page.get("data") if isinstance(page, dict) else None
+        return [str(m["id"]) for m in data or () if isinstance(m, dict) and m.get("id")]
+
+
+#: provider name → client class
+PROVIDER_CLASSES = {OPENAI: OpenAIClient, ANTHROPIC: AnthropicClient, GOOGLE: GeminiClient}

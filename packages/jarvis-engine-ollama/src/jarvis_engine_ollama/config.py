@@ -1,0 +1,43 @@
+"""The schema of ``[engine.ollama]`` in ``~/.jarvis/config.toml``.
+
+Every field is a keyword argument of :class:`~jarvis_engine_ollama.engine.OllamaEngine`; unset fields
+(``None``) leave the engine's defaults. Example::
+
+    [engine.ollama]
+    host = "gpu-box:11434"      # any OLLAMA_HOST form; the OLLAMA_HOST variable overrides it
+    num_ctx = 16384             # context window per request; 0 = let the server decide
+    keep_alive = "30m"          # or seconds; -1 keeps the model loaded forever
+    think = true                # default for the think option ("low"/"medium"/"high" for gpt-oss)
+    timeout = 600.0
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import attrs
+
+from jarvis_engine_ollama.options import check_keep_alive, check_num_ctx, check_think
+
+__all__ = ["OllamaConfig"]
+
+
+def _validate(check: Any) -> Any:
+    def validator(_inst: Any, _attr: Any, value: Any) -> None:
+        check(value)
+
+    return validator
+
+
+@attrs.frozen
+class OllamaConfig:
+    """``[engine.ollama]``: where the server is and how requests are made."""
+
+    host: Optional[str] = None
+    api_key: Optional[str] = attrs.field(default=None, repr=False)
+    timeout: Optional[float] = None
+    connect_timeout: Optional[float] = None
+    health_timeout: Optional[float] = None
+    num_ctx: Optional[int] = attrs.field(default=None, validator=_validate(check_num_ctx))
+    keep_alive: Any = attrs.field(default=None, validator=_validate(check_keep_alive))
+    think: Any = attrs.field(default=None, validator=_validate(check_think))

@@ -1,0 +1,392 @@
+"""The ``ollama`` engine: Ollama's native HTTP API (``/api/chat`` with NDJSON streaming, ``/api/tags``,
+``/api/show``, ``/api/ps``, ``/api/version``).
+
+Every response is normalized: ``thinking`` becomes ``reasoning``, tool-call arguments become JSON strings
+with a unique id per call, ``finish_reason`` is derived (Ollama says ``stop`` even when it called tools),
+usage comes from ``prompt_eval_count``/``eval_count`` and the durations land in ``metadata``. Family
+defaults (sampling, and parsers for models that write ``<think>`` or tool calls as plain text) are applied
+through :class:`jarvis_core.defaults.ModelAdapter`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, AsyncIterator, Dict, List, Mapping, Optional, Sequence
+
+import httpx
+
+from jarvis_core.engine.http import HTTPEngine
+from jarvis_core.engine.http_errors import error_from_payload, error_message_of
+from jarvis_core.engine.streams import aiter_ndjson
+from jarvis_core.errors import (
+    BadRequestError,
+    EngineError,
+    EngineHTTPError,
+    ModelNotFoundError,
+    StreamError,
+    ToolsNotSupportedError,
+)
+from jarvis_core.events import EventBus, default_bus
+from jarvis_core.types import Completion, MessageLike, StreamChunk, Usage
+
+from jarvis_engine_ollama.host import DEFAULT_HOST, host_from_environment, resolve_host
+from jarvis_engine_ollama.model_info import ModelDetails, RunningModel
+from jarvis_engine_ollama.options import (
+    ALLOWED_OPTIONS,
+    DEFAULT_NUM_CTX,
+    SAMPLING_KEYS,
+    InvalidOptionValueError,
+    check_format,
+    check_keep_alive,
+    check_num_ctx,
+    check_think,
+    wire_options,
+)
+from jarvis_engine_ollama.truncation import check_truncation, prompt_chars, report_truncation
+from jarvis_engine_ollama.wire import messages_to_ollama, tool_calls_from_ollama, tools_to_ollama
+
+__all__ = ["OllamaEngine"]
+
+_DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
+_CHAT = "/api/chat"
+
+
+def _finish_reason(has_calls: bool, done_reason: Optional[str]) -> str:
+    if has_calls:
+        return "tool_calls"
+    return "length" if done_reason == "length" else "stop"
+
+
+def _metadata(final: Mapping[str, Any]) -> Dict[str, Any]:
+    """Ollama's extras of a final response: done_reason, created_at, durations (ns) and tokens/s."""
+    meta: Dict[str, Any] = {"done_reason": final.get("done_reason")}
+    if final.get("created_at"):
+        meta["created_at"] = final["created_at"]
+    for key in _DURATIONS:
+        value = final.get(key)
+        if value is not None:
+            meta[key + "_ns"] = value
+    evals, ns = final.get("eval_count"), final.get("eval_duration")
+    if evals and ns:
+        meta["tokens_per_second"] = evals / ns * 1e9
+    return meta
+
+
+class _Request:
+    """One prepared ``/api/chat`` call: the body plus what is needed to read its answer."""
+
+    __slots__ = ("adapter", "body", "model", "num_ctx", "tools")
+
+    def __init__(self, body: Dict[str, Any], model: str, adapter: Any, tools: Any, num_ctx: Optional[int]) -> None:
+        self.body, self.model, self.adapter, self.tools, self.num_ctx = body, model, adapter, tools, num_ctx
+
+    def prompt_chars(self) -> int:
+        tools = self.body.get("tools")
+        return prompt_chars(self.body["messages"], len(json.dumps(tools)) if tools else 0)
+
+
+class OllamaEngine(HTTPEngine):
+    """Ollama's native API.
+
+    :param host: the server, in any form ``OLLAMA_HOST`` takes (``http://h:p``, ``h:p``, ``h``,
+        ``0.0.0.0:11434``, ``https://h/prefix``). When neither ``host`` nor ``base_url`` is given,
+        ``OLLAMA_HOST`` from the environment is used, then ``http://localhost:11434``.
+    :param num_ctx: the context window asked for on every request (default :data:`DEFAULT_NUM_CTX`,
+        8192); ``0`` sends none and lets the server decide. A request's own ``num_ctx=`` option wins.
+    :param keep_alive: how long the server keeps the model loaded after a request (seconds, or a
+        duration such as ``"10m"``; ``-1`` forever); ``None`` leaves Ollama's default (5 minutes).
+    :param think: default for the ``think`` option (``None``: the server decides).
+    :param model_defaults: the user's ``[model_defaults]`` rules (``config.model_defaults``), ranked above
+        plugin family defaults and below explicit arguments.
+    :param bus: where ``PROMPT_TRUNCATED`` events go (default: :func:`jarvis_core.events.default_bus`).
+    :param timeout: read timeout in seconds (for a stream: between two lines), default 300 because a
+        non-streamed answer from a large local model can take minutes.
+
+    The other parameters are those of :class:`~jarvis_core.engine.http.HTTPEngine`.
+    """
+
+    engine_id = "ollama"
+    allowed_options = ALLOWED_OPTIONS
+    default_host = DEFAULT_HOST
+    health_path = "/api/version"
+
+    def __init__(
+        self,
+        *,
+        host: Optional[str] = None,
+        base_url: Optional[str] = None,
+        api_key: Optional[str] = None,
+        timeout: Optional[float] = None,
+        connect_timeout: Optional[float] = None,
+        health_timeout: Optional[float] = None,
+        headers: Optional[Mapping[str, str]] = None,
+        num_ctx: Optional[int] = None,
+        keep_alive: Any = None,
+        think: Any = None,
+        model_defaults: Optional[Mapping[str, Any]] = None,
+        bus: Optional[EventBus] = None,
+        transport: Optional[httpx.BaseTransport] = None,
+        async_transport: Optional[httpx.AsyncBaseTransport] = None,
+    ) -> None:
+        given = base_url or host
+        url = resolve_host(given, source="host") if given else (host_from_environment() or DEFAULT_HOST)
+        super().__init__(
+            host=url,
+            api_key=api_key,
+            timeout=300.0 if timeout is None else timeout,
+            connect_timeout=5.0 if connect_timeout is None else connect_timeout,
+            health_timeout=2.0 if health_timeout is None else health_timeout,
+            headers=headers,
+            transport=transport,
+            async_transport=async_transport,
+        )
+        checked = check_num_ctx(num_ctx)
+        self.num_ctx: Optional[int] = DEFAULT_NUM_CTX if checked is None else (checked or None)
+        self.keep_alive = check_keep_alive(keep_alive)
+        self.think = check_think(think)
+        self.model_defaults = model_defaults
+        self.bus = bus
+        self._adapters: Dict[str, Any] = {}
+
+    # -- request building -----------------------------------------------------------------------------
+    def _adapter(self, model: str) -> Any:
+        adapter = self._adapters.get(model)
+        if adapter is None:
+            from jarvis_core.defaults import ModelAdapter
+
+            adapter = ModelAdapter.for_model(model, self.engine_id, user_rules=self.model_defaults)
+            self._adapters[model] = adapter
+        return adapter
+
+    def _request(
+        self,
+        messages: Sequence[MessageLike],
+        model: str,
+        temperature: Optional[float],
+        max_tokens: Optional[int],
+        tools: Any,
+        options: Dict[str, Any],
+        stream: bool,
+    ) -> _Request:
+        if not isinstance(model, str) or not model.strip():
+            raise InvalidOptionValueError("model", model, "a model name such as 'llama3.2' (see `ollama list`)")
+        if options:
+            self.check_options(options)
+        adapter = self._adapter(model)
+        explicit = {"temperature": temperature}
+        for key in SAMPLING_KEYS[1:]:
+            if key in options:
+                explicit[key] = options[key]
+        num_ctx = check_num_ctx(options["num_ctx"]) if "num_ctx" in options else self.num_ctx
+        body: Dict[str, Any] = {"model": model, "messages": messages_to_ollama(messages), "stream": stream}
+        wire_tools = tools_to_ollama(tools)
+        if wire_tools:
+            body["tools"] = wire_tools
+        opts = wire_options(adapter.sampling(explicit), options, max_tokens=max_tokens, num_ctx=num_ctx)
+        if opts:
+            body["options"] = opts
+        think = check_think(options["think"]) if "think" in options else self.think
+        if think is not None:
+            body["think"] = think
+        fmt = check_format(options.get("format"))
+        if fmt is not None:
+            body["format"] = fmt
+        keep_alive = check_keep_alive(options["keep_alive"]) if "keep_alive" in options else self.keep_alive
+        if keep_alive is not None:
+            body["keep_alive"] = keep_alive
+        return _Request(body, model, adapter, tools if wire_tools else None, num_ctx or None)
+
+    # -- reading answers ------------------------------------------------------------------------------
+    def _truncation(self, req: _Request, final: Mapping[str, Any], meta: Dict[str, Any]) -> None:
+        if not req.num_ctx:
+            return
+        facts = check_truncation(
+            num_ctx=req.num_ctx,
+            prompt_eval_count=final.get("prompt_eval_count"),
+            eval_count=final.get("eval_count"),
+            chars=req.prompt_chars(),
+        )
+        if facts is not None:
+            meta["prompt_truncated"] = facts
+            report_truncation(facts, model=req.model, bus=self.bus or default_bus(), stacklevel=4)
+
+    def _completion(self, req: _Request, obj: Any) -> Completion:
+        if not isinstance(obj, dict):
+            raise StreamError(f"ollama: {_CHAT} answered with {type(obj).__name__}, not a JSON object", engine_id="ollama")
+        if obj.get("error"):
+            raise error_from_payload(obj, engine_id=self.engine_id)
+        msg = obj.get("message") or {}
+        calls = tool_calls_from_ollama(msg.get("tool_calls"), set())
+        meta = _metadata(obj)
+        self._truncation(req, obj, meta)
+        completion = Completion(
+            content=msg.get("content") or None,
+            reasoning=msg.get("thinking") or None,
+            tool_calls=calls,
+            usage=Usage(obj.get("prompt_eval_count") or 0, obj.get("eval_count") or 0),
+            model=obj.get("model") or req.model,
+            finish_reason=_finish_reason(bool(calls), obj.get("done_reason")),
+            metadata=meta,
+        )
+        return req.adapter.postprocess(completion, tools=req.tools)
+
+    # -- generation -----------------------------------------------------------------------------------
+    def generate(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        model: str,
+        temperature: Optional[float] = None,
+        max_tokens: Optional[int] = 1024,
+        tools: Optional[Sequence[Any]] = None,
+        **options: Any,
+    ) -> Completion:
+        """One ``POST /api/chat`` with ``stream: false``; the whole answer as a :class:`Completion`."""
+        req = self._request(messages, model, temperature, max_tokens, tools, options, stream=False)
+        obj = self.request_json("POST", _CHAT, json_body=req.body, model=model)
+        return self._completion(req, obj)
+
+    async def stream_full(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        model: str,
+        temperature: Optional[float] = None,
+        max_tokens: Optional[int] = 1024,
+        tools: Optional[Sequence[Any]] = None,
+        **options: Any,
+    ) -> AsyncIterator[StreamChunk]:
+        """``POST /api/chat`` streamed as NDJSON: content and reasoning deltas as they come, then one final
+        chunk with the complete tool calls, usage, finish reason and metadata."""
+        req = self._request(messages, model, temperature, max_tokens, tools, options, stream=True)
+        proc = req.adapter.stream_processor(tools=req.tools)
+        seen: set = set()
+        calls: List[Any] = []
+        final: Optional[Dict[str, Any]] = None
+        async with self.astream_lines("POST", _CHAT, json_body=req.body, model=model) as lines:
+            async for obj in aiter_ndjson(lines, engine_id=self.engine_id):
+                if final is not None:
+                    continue  # drain to the end so the connection goes back to the pool
+                msg = obj.get("message")
+                content = thinking = None
+                if msg:
+                    content = msg.get("content") or None
+                    thinking = msg.get("thinking") or None
+                    if msg.get("tool_calls"):
+                        calls.extend(tool_calls_from_ollama(msg["tool_calls"], seen))
+                if obj.get("done"):
+                    final = obj
+                    meta = _metadata(obj)
+                    self._truncation(req, obj, meta)
+                    chunk = StreamChunk(
+                        content=content,
+                        reasoning=thinking,
+                        tool_calls=tuple(calls),
+                        finish_reason=_finish_reason(bool(calls), obj.get("done_reason")),
+                        usage=Usage(obj.get("prompt_eval_count") or 0, obj.get("eval_count") or 0),
+                        metadata=meta,
+                    )
+                elif content is not None or thinking is not None:
+                    chunk = StreamChunk(content=content, reasoning=thinking)
+                else:
+                    continue
+                for out in proc.feed(chunk):
+                    yield out
+        if final is None:
+            raise StreamError(
+                "ollama: the stream ended without its final (done) line; the server may have crashed or been "
+                "restarted mid-answer",
+                engine_id=self.engine_id,
+            )
+        for out in proc.finish():
+            yield out
+
+    async def stream(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        model: str,
+        temperature: Optional[float] = None,
+        max_tokens: Optional[int] = 1024,
+        tools: Optional[Sequence[Any]] = None,
+        **options: Any,
+    ) -> AsyncIterator[str]:
+        """The answer's text deltas (reasoning and tool calls are left out; see :meth:`stream_full`)."""
+        async for chunk in self.stream_full(
+            messages, model=model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options
+        ):
+            if chunk.content:
+                yield chunk.content
+
+    # -- models ---------------------------------------------------------------------------------------
+    def list_models(self) -> List[str]:
+        """Names (``name:tag``) of the models the server has (``GET /api/tags``)."""
+        body = self.request_json("GET", "/api/tags")
+        return [str(m.get("name") or m.get("model")) for m in (body or {}).get("models") or () if isinstance(m, dict)]
+
+    def show(self, model: str) -> ModelDetails:
+        """What the server says about ``model`` (``POST /api/show``): capabilities, parameters, context."""
+        body = self.request_json("POST", "/api/show", json_body={"model": model}, model=model)
+        return ModelDetails.from_show(model, body or {})
+
+    def capabilities(self, model: str) -> tuple:
+        """The model's capabilities as the server reports them (``tools``, ``thinking``, ``vision``, …)."""
+        return self.show(model).capabilities
+
+    def running_models(self) -> List[RunningModel]:
+        """Models loaded in memory right now (``GET /api/ps``)."""
+        body = self.request_json("GET", "/api/ps")
+        return [RunningModel.from_ps(m) for m in (body or {}).get("models") or () if isinstance(m, dict)]
+
+    def version(self) -> str:
+        """The server's version (``GET /api/version``)."""
+        body = self.request_json("GET", "/api/version", timeout=self.health_timeout)
+        return str((body or {}).get("version", ""))
+
+    def prepare(self, model: str) -> None:
+        """Load ``model`` into memory without generating (an empty ``/api/chat``), honouring ``keep_alive``."""
+        body: Dict[str, Any] = {"model": model, "messages": [], "stream": False}
+        if self.keep_alive is not None:
+            body["keep_alive"] = self.keep_alive
+        answer = self.request_json("POST", _CHAT, json_body=body, model=model)
+        if isinstance(answer, dict) and answer.get("error"):
+            raise error_from_payload(answer, engine_id=self.engine_id)
+
+    def unload(self, model: str) -> None:
+        """Free the memory ``model`` holds now (an empty ``/api/chat`` with ``keep_alive: 0``)."""
+        self.request_json("POST", _CHAT, json_body={"model": model, "messages": [], "keep_alive": 0, "stream": False}, model=model)
+
+    # -- errors ---------------------------------------------------------------------------------------
+    def classify_error(self, response: httpx.Response, body: Any, *, model: Optional[str] = None) -> EngineError:
+        """Ollama's error answers, with what to do about each."""
+        status = response.status_code
+        text = error_message_of(body)
+        low = text.lower()
+        kw: Dict[str, Any] = {"engine_id": self.engine_id, "status_code": status, "body": text[:300]}
+        name = model or "the model"
+        if status == 404 and "model" in low:
+            return ModelNotFoundError(
+                f"ollama: model {name!r} is not on the server at {self.base_url} ({text[:200]}); "
+                f"download it with `ollama pull {name}`, or pick one from `ollama list`",
+                **kw,
+            )
+        if status == 404:
+            return EngineHTTPError(
+                f"ollama: {response.request.url.path} does not exist on {self.base_url} (HTTP 404); is this an "
+                f"Ollama server, and a recent one?",
+                **kw,
+            )
+        if "does not support tools" in low:
+            return ToolsNotSupportedError(
+                f"ollama: model {name!r} does not support tool calling ({text[:200]}). The request was not retried "
+                f"without tools: use a model whose capabilities include 'tools' (`ollama show {name}`), or call "
+                f"without tools=",
+                **kw,
+            )
+        if "does not support thinking" in low:
+            return BadRequestError(
+                f"ollama: model {name!r} does not support thinking ({text[:200]}); leave think= unset or use a model "
+                f"whose capabilities include 'thinking'",
+                **kw,
+            )
+        return super().classify_error(response, body, model=model)

@@ -1,0 +1,124 @@
+"""The options the Ollama engine accepts, their checks, and where each goes in the request.
+
+Sampling options go inside Ollama's ``options`` object (Ollama ignores them at the top level); ``think``,
+``format`` and ``keep_alive`` are top-level request fields. ``max_tokens`` becomes ``options.num_predict``.
+Anything not listed here is refused (:class:`~jarvis_core.errors.InvalidOptionError`), and a listed option
+with a value of the wrong kind raises :class:`InvalidOptionValueError`, before anything is sent.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, FrozenSet, Optional
+
+from jarvis_core.errors import InvalidOptionError
+
+__all__ = [
+    "ALLOWED_OPTIONS",
+    "DEFAULT_NUM_CTX",
+    "InvalidOptionValueError",
+    "SAMPLING_KEYS",
+    "THINK_LEVELS",
+    "check_format",
+    "check_keep_alive",
+    "check_num_ctx",
+    "check_think",
+    "wire_options",
+]
+
+#: The context window asked for on every request unless configured otherwise (see the README for why).
+DEFAULT_NUM_CTX = 8192
+#: ``think`` levels Ollama accepts besides true/false (gpt-oss needs a level).
+THINK_LEVELS = ("low", "medium", "high", "max")
+#: Sampling keys the backend-defaults machinery may fill; they go into ``options``.
+SAMPLING_KEYS = ("temperature", "top_p", "top_k", "min_p", "repeat_penalty", "presence_penalty")
+_FLOAT_OPTIONS = ("top_p", "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty")
+_INT_OPTIONS = ("top_k", "seed", "num_ctx")
+#: Keyword options of ``generate``/``stream``/``stream_full`` beyond the named parameters.
+ALLOWED_OPTIONS: FrozenSet[str] = frozenset(
+    {*_FLOAT_OPTIONS, *_INT_OPTIONS, "stop", "think", "format", "keep_alive"}
+)
+_DURATION = re.compile(r"^-?\d+(\.\d+)?(ns|us|µs|ms|s|m|h)?(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))*$")
+
+
+class InvalidOptionValueError(InvalidOptionError):
+    """An allowed option with a value Ollama cannot take (named, with what it expects)."""
+
+    def __init__(self, name: str, value: Any, expected: str) -> None:
+        self.engine_id = "ollama"
+        self.names = (name,)
+        self.allowed = ()
+        self.value = value
+        ValueError.__init__(self, f"engine 'ollama': option {name}={value!r} is invalid; expected {expected}")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def check_think(value: Any) -> Any:
+    """``think``: a bool or one of :data:`THINK_LEVELS`."""
+    if value is None or isinstance(value, bool) or value in THINK_LEVELS:
+        return value
+    raise InvalidOptionValueError("think", value, f"true, false or one of {', '.join(THINK_LEVELS)}")
+
+
+def check_format(value: Any) -> Any:
+    """``format``: ``"json"`` or a JSON schema (a dict)."""
+    if value is None or value == "json" or isinstance(value, dict):
+        return value
+    raise InvalidOptionValueError("format", value, '"json" or a JSON schema (a dict)')
+
+
+def check_keep_alive(value: Any) -> Any:
+    """``keep_alive``: seconds (a number; 0 unloads at once, negative keeps forever) or a Go duration
+    string such as ``"5m"``, ``"1h30m"``, ``"-1"``."""
+    if value is None or _is_number(value):
+        return value
+    if isinstance(value, str) and _DURATION.match(value.strip()):
+        return value.strip()
+    raise InvalidOptionValueError("keep_alive", value, 'seconds (a number) or a duration such as "5m", "1h", "-1"')
+
+
+def check_num_ctx(value: Any) -> Optional[int]:
+    """``num_ctx``: a positive int, or 0 for "do not send it; the server decides"."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidOptionValueError("num_ctx", value, "a positive number of tokens, or 0 to let the server decide")
+    return value
+
+
+def wire_options(
+    sampling: Dict[str, Any], options: Dict[str, Any], *, max_tokens: Optional[int], num_ctx: Optional[int]
+) -> Dict[str, Any]:
+    """The request's ``options`` object: checked sampling values, ``num_predict``, ``num_ctx``, seed, stop."""
+    out: Dict[str, Any] = {}
+    for key, value in sampling.items():
+        if value is None:
+            continue
+        if not _is_number(value):
+            raise InvalidOptionValueError(key, value, "a number")
+        out[key] = value
+    for key in ("frequency_penalty", "seed"):
+        value = options.get(key)
+        if value is not None:
+            if not _is_number(value) or (key == "seed" and not isinstance(value, int)):
+                raise InvalidOptionValueError(key, value, "an integer" if key == "seed" else "a number")
+            out[key] = value
+    if "top_k" in out and not isinstance(out["top_k"], int):
+        raise InvalidOptionValueError("top_k", out["top_k"], "an integer")
+    stop = options.get("stop")
+    if stop is not None:
+        if isinstance(stop, str):
+            stop = [stop]
+        if not isinstance(stop, (list, tuple)) or not all(isinstance(s, str) for s in stop):
+            raise InvalidOptionValueError("stop", stop, "a string or a list of strings")
+        out["stop"] = list(stop)
+    if max_tokens is not None:
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
+            raise InvalidOptionValueError("max_tokens", max_tokens, "an integer (or None for no limit)")
+        out["num_predict"] = max_tokens
+    if num_ctx:
+        out["num_ctx"] = num_ctx
+    return out

@@ -1,0 +1,453 @@
+"""The shared base of every engine that speaks OpenAI's ``/v1/chat/completions``.
+
+:class:`OpenAICompatEngine` turns a request into a wire payload (backend defaults filled through
+:class:`jarvis_core.defaults.ModelAdapter`, options allow-listed and renamed for the server), sends it on
+the engine's pooled client and decodes the reply with :mod:`jarvis_core.engine.openai_wire`. Subclasses
+(:mod:`.engines`) only set class attributes: default host, health path, allowed options, renames.
+
+Tools go out in OpenAI's format, or, in ``json_schema`` tool mode, as a constrained response
+(:mod:`.tool_modes`). When the server answers a request with tools by saying it does not support them
+(vLLM started without ``--enable-auto-tool-choice``), the request is repeated without tools, with a
+warning and a ``TOOLS_DROPPED`` event; no other 400 is ever retried.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import warnings
+from typing import Any, AsyncIterator, ClassVar, Dict, FrozenSet, List, Mapping, Optional, Sequence
+
+import httpx
+from jarvis_core.engine.base import SAMPLING_OPTIONS, ToolLike
+from jarvis_core.engine.http import HTTPEngine, translate_transport_error
+from jarvis_core.engine.messages import messages_to_dicts, tools_to_openai
+from jarvis_core.engine.openai_wire import (
+    ChatStreamDecoder,
+    SSEByteDecoder,
+    build_chat_payload,
+    parse_chat_completion,
+)
+from jarvis_core.errors import (
+    BadRequestError,
+    ConfigError,
+    ContextLengthError,
+    EngineError,
+    EngineHTTPError,
+    ModelNotFoundError,
+    StreamError,
+    ToolsNotSupportedError,
+)
+from jarvis_core.events import EventType
+from jarvis_core.types import Completion, MessageLike, StreamChunk
+
+from jarvis_engine_openai_compat.tool_modes import (
+    TOOL_MODES,
+    ConflictingOptionError,
+    constrained_messages,
+    constrained_response_format,
+    parse_constrained,
+)
+
+__all__ = ["COMMON_OPTIONS", "LOCAL_SAMPLING", "OpenAICompatEngine"]
+
+#: Options every OpenAI-compatible server takes (OpenAI's own request fields), plus ``tool_mode`` (ours).
+COMMON_OPTIONS: FrozenSet[str] = frozenset({
+    "top_p", "presence_penalty", "frequency_penalty", "seed", "stop", "response_format", "tool_choice",
+    "parallel_tool_calls", "logit_bias", "logprobs", "top_logprobs", "tool_mode",
+})
+#: Sampling knobs local servers add to OpenAI's set (vLLM, SGLang, llama.cpp; LM Studio lacks min_p).
+LOCAL_SAMPLING: FrozenSet[str] = frozenset({"top_k", "min_p", "repeat_penalty"})
+
+# Words servers use to say "no tools here" beyond the core's list (llama.cpp without --jinja, SGLang).
+_EXTRA_TOOLS_WORDS = ("requires --jinja", "tools param requires", "tool_call_parser", "tool call parser")
+# llama.cpp phrases an overlong prompt as "exceeds the available context size" (type exceed_context_size_error).
+_EXTRA_CONTEXT_WORDS = ("context size", "exceed_context_size", "context_length_exceeded")
+
+
+class _Call:
+    """One prepared request: its payload and how to read the reply."""
+
+    __slots__ = ("adapter", "dropped", "mode", "model", "payload", "tool_names", "tools")
+
+    def __init__(self, model: str, payload: Dict[str, Any], mode: str, tools: Optional[List[Dict[str, Any]]],
+                 adapter: Any) -> None:
+        self.model = model
+        self.payload = payload
+        self.mode = mode
+        self.tools = tools
+        self.tool_names = [t["function"]["name"] for t in tools] if tools else []
+        self.adapter = adapter
+        self.dropped = False
+
+
+class OpenAICompatEngine(HTTPEngine):
+    """Any server with an OpenAI-compatible chat API. ``host`` (or ``base_url``) is required.
+
+    :param host: base URL; a trailing ``/v1`` is accepted. ``<KEY>_HOST`` overrides it through the config.
+    :param api_key: sent as a bearer token; never shown in errors, logs, events or ``repr``.
+    :param tool_mode: ``native``, ``json_schema`` or ``auto`` (see :mod:`.tool_modes`).
+    :param model_defaults: the user's ``[model_defaults]`` rules (config), passed to the defaults resolver.
+    :param bus: event bus for ``TOOLS_DROPPED`` (default: the process-wide bus).
+    """
+
+    engine_id: ClassVar[str] = "openai-compat"
+    strip_suffix = "/v1"
+    health_path = "/v1/models"
+    chat_path: ClassVar[str] = "/v1/chat/completions"
+    models_path: ClassVar[str] = "/v1/models"
+    allowed_options: ClassVar[FrozenSet[str]] = COMMON_OPTIONS | LOCAL_SAMPLING
+    #: Sampling fields backend defaults may fill (explicit options are governed by ``allowed_options``).
+    default_sampling: ClassVar[FrozenSet[str]] = frozenset({"temperature", "top_p", "presence_penalty"})
+    #: Our option name -> the server's field name.
+    option_renames: ClassVar[Mapping[str, str]] = {}
+    #: What ``top_k <= 0`` ("disabled") becomes on the wire; ``None`` leaves the field out.
+    top_k_disabled: ClassVar[Optional[int]] = None
+    #: The ``tool_mode`` used when none is configured.
+    default_tool_mode: ClassVar[str] = "native"
+
+    def __init__(
+        self,
+        *,
+        host: Optional[str] = None,
+        base_url: Optional[str] = None,
+        api_key: Optional[str] = None,
+        timeout: float = 120.0,
+        connect_timeout: float = 5.0,
+        health_timeout: float = 2.0,
+        headers: Optional[Mapping[str, str]] = None,
+        tool_mode: Optional[str] = None,
+        model_defaults: Any = None,
+        bus: Any = None,
+        transport: Optional[httpx.BaseTransport] = None,
+        async_transport: Optional[httpx.AsyncBaseTransport] = None,
+    ) -> None:
+        super().__init__(
+            host=host, base_url=base_url, api_key=api_key, timeout=timeout, connect_timeout=connect_timeout,
+            health_timeout=health_timeout, headers=headers, transport=transport, async_transport=async_transport,
+        )
+        mode = tool_mode or self.default_tool_mode
+        if mode not in TOOL_MODES:
+            raise ConfigError(f"tool_mode must be one of {', '.join(TOOL_MODES)}, got {mode!r}", key="tool_mode")
+        self.tool_mode = mode
+        self._model_defaults = model_defaults
+        self._bus = bus
+        self._no_tools_models: set = set()
+        self._template_tools: Optional[bool] = None
+
+    # -- errors -------------------------------------------------------------------------------------
+    def classify_error(self, response: httpx.Response, body: Any, *, model: Optional[str] = None) -> EngineError:
+        err = super().classify_error(response, body, model=model)
+        if type(err) in (BadRequestError, EngineHTTPError) and 400 <= response.status_code < 500:
+            text = json.dumps(body).lower() if not isinstance(body, str) else body.lower()
+            kw = {"engine_id": self.engine_id, "status_code": err.status_code, "body": err.body}
+            if any(w in text for w in _EXTRA_CONTEXT_WORDS):
+                return ContextLengthError(
+                    f"{self.engine_id}: the prompt does not fit the model's context (HTTP {err.status_code}); "
+                    f"shorten the conversation or lower max_tokens: {err.body}", **kw)
+            if any(w in text for w in _EXTRA_TOOLS_WORDS):
+                return ToolsNotSupportedError(
+                    f"{self.engine_id}: the server does not support tool calling (HTTP {err.status_code}): {err.body}",
+                    **kw)
+        return err
+
+    # -- request building -----------------------------------------------------------------------------
+    def _adapter(self, model: str) -> Any:
+        from jarvis_core.defaults import ModelAdapter
+
+        return ModelAdapter.for_model(model, self.engine_id, user_rules=self._model_defaults)
+
+    def _requested_mode(self, tools: Any, options: Mapping[str, Any]) -> str:
+        if not tools:
+            return "native"
+        mode = options.get("tool_mode") or self.tool_mode
+        if mode not in TOOL_MODES:
+            raise ConflictingOptionError(self.engine_id, ["tool_mode"],
+                                         f"tool_mode must be one of {', '.join(TOOL_MODES)}, got {mode!r}")
+        return mode
+
+    def _auto_mode(self) -> Optional[str]:
+        """The mode ``auto`` means here, or ``None`` when the server must be asked first (:meth:`_caps_probe`)."""
+        return "native"
+
+    def _build(self, messages: Sequence[MessageLike], model: str, temperature: Optional[float],
+               max_tokens: Optional[int], tools: Optional[Sequence[ToolLike]], options: Dict[str, Any],
+               mode: str, stream: bool) -> _Call:
+        wire_tools = tools_to_openai(tools)
+        dropped = False
+        if wire_tools and model in self._no_tools_models and mode == "native":
+            self._report_dropped(model, wire_tools, "the server said earlier that it does not support tools")
+            wire_tools, dropped = None, True
+        adapter = self._adapter(model)
+        explicit: Dict[str, Any] = {"temperature": temperature}
+        extra: Dict[str, Any] = {}
+        for key, value in options.items():
+            if key in SAMPLING_OPTIONS:
+                explicit[key] = value
+            elif key != "tool_mode":
+                extra[key] = value
+        sampled = adapter.sampling(explicit)
+        wire: Dict[str, Any] = {}
+        for key, value in sampled.items():
+            if value is None or (key not in self.default_sampling and explicit.get(key) is None):
+                continue  # a family default this server cannot take
+            if key == "top_k" and value <= 0:
+                if self.top_k_disabled is None:
+                    continue
+                value = self.top_k_disabled
+            wire[self.option_renames.get(key, key)] = value
+        temp = wire.pop("temperature", None)
+        wire_messages: Any = messages
+        if wire_tools and mode == "json_schema":
+            if extra.get("response_format") is not None:
+                raise ConflictingOptionError(self.engine_id, ["response_format"],
+                                             "response_format cannot be combined with tools in json_schema tool mode")
+            choice = extra.pop("tool_choice", None)
+            extra.pop("parallel_tool_calls", None)
+            wire_messages = constrained_messages(messages_to_dicts(messages), wire_tools, choice)
+            if choice != "none":
+                extra["response_format"] = constrained_response_format(wire_tools, choice)
+            payload_tools = None
+        else:
+            payload_tools = wire_tools
+        wire.update(extra)
+        payload = build_chat_payload(wire_messages, model=model, temperature=temp, max_tokens=max_tokens,
+                                     tools=payload_tools, stream=stream, options=wire)
+        needs_post = adapter.tool_parser or adapter.reasoning_parser
+        call = _Call(model, payload, mode if wire_tools else "native", wire_tools, adapter if needs_post else None)
+        call.dropped = dropped
+        return call
+
+    # -- tools dropped --------------------------------------------------------------------------------
+    def _report_dropped(self, model: str, tools: Sequence[Mapping[str, Any]], reason: str) -> None:
+        names = [t["function"]["name"] for t in tools]
+        warnings.warn(
+            f"{self.engine_id}: sending the request for {model!r} without its {len(names)} tool(s): {reason}. "
+            "Start the server with tool calling enabled (vLLM: --enable-auto-tool-choice --tool-call-parser …) "
+            "or use tool_mode='json_schema'.",
+            RuntimeWarning, stacklevel=4,
+        )
+        bus = self._bus
+        if bus is None:
+            from jarvis_core.events import default_bus
+
+            bus = default_bus()
+        bus.publish(EventType.TOOLS_DROPPED, engine=self.engine_id, model=model, tools=names, reason=reason[:300])
+
+    def _drop_tools(self, call: _Call, exc: ToolsNotSupportedError) -> bool:
+        """Strip the tools from ``call`` after the server refused them; False when there were none to drop."""
+        if "tools" not in call.payload:
+            return False
+        self._no_tools_models.add(call.model)
+        self._report_dropped(call.model, call.payload["tools"], str(exc))
+        payload = dict(call.payload)
+        for key in ("tools", "tool_choice", "parallel_tool_calls"):
+            payload.pop(key, None)
+        call.payload = payload
+        call.dropped = True
+        return True
+
+    # -- replies --------------------------------------------------------------------------------------
+    def _finish(self, call: _Call, completion: Completion) -> Completion:
+        import attrs
+
+        if call.mode == "json_schema":
+            content, calls, diag = parse_constrained(completion.content, call.tool_names)
+            meta = {**completion.metadata, "tool_mode": "json_schema"}
+            if diag:
+                meta["parser_diagnostics"] = [diag]
+            finish = "tool_calls" if calls else completion.finish_reason
+            return attrs.evolve(completion, content=content, tool_calls=calls, finish_reason=finish, metadata=meta)
+        if call.adapter is not None:
+            completion = call.adapter.postprocess(completion, call.tools)
+        if call.dropped:
+            completion = attrs.evolve(completion, metadata={**completion.metadata, "tools_dropped": True})
+        return completion
+
+    # -- generation -----------------------------------------------------------------------------------
+    def generate(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        model: str,
+        temperature: Optional[float] = None,
+        max_tokens: int = 1024,
+        tools: Optional[Sequence[ToolLike]] = None,
+        **options: Any,
+    ) -> Completion:
+        """One non-streamed chat completion."""
+        self.check_options(options)
+        mode = self._requested_mode(tools, options)
+        if mode == "auto":
+            mode = self._auto_mode() or self._caps_probe()
+        call = self._build(messages, model, temperature, max_tokens, tools, options, mode, stream=False)
+        try:
+            payload = self.request_json("POST", self.chat_path, json_body=call.payload, model=model)
+        except ToolsNotSupportedError as exc:
+            if not self._drop_tools(call, exc):
+                raise
+            payload = self.request_json("POST", self.chat_path, json_body=call.payload, model=model)
+        return self._finish(call, parse_chat_completion(payload, engine_id=self.engine_id))
+
+    async def stream_full(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        model: str,
+        temperature: Optional[float] = None,
+        max_tokens: int = 1024,
+        tools: Optional[Sequence[ToolLike]] = None,
+        **options: Any,
+    ) -> AsyncIterator[StreamChunk]:
+        """Stream content and reasoning deltas, then one final chunk with tool calls, usage and finish reason."""
+        self.check_options(options)
+        mode = self._requested_mode(tools, options)
+        if mode == "auto":
+            mode = self._auto_mode() or await self._acaps_probe()
+        call = self._build(messages, model, temperature, max_tokens, tools, options, mode, stream=True)
+        decoder = ChatStreamDecoder(engine_id=self.engine_id)
+        dfeed = decoder.feed
+        constrained = call.mode == "json_schema"
+        buffered: List[str] = []
+        proc = call.adapter.stream_processor(call.tools) if call.adapter is not None and not constrained else None
+        plain = proc is None and not constrained
+        sse = SSEByteDecoder()
+        sse_feed = sse.feed
+        loads = json.loads
+        done = False
+        async with contextlib.AsyncExitStack() as stack:
+            try:
+                response = await stack.enter_async_context(self._astream_response(call))
+            except ToolsNotSupportedError as exc:
+                if not self._drop_tools(call, exc):
+                    raise
+                response = await stack.enter_async_context(self._astream_response(call))
+            body = response.aiter_bytes()
+            stack.push_async_callback(body.aclose)
+            ended = False
+            while not ended:
+                # One network read holds many events; they are handled in this plain loop (no per-line
+                # async hop). After [DONE] the rest is still read, so the connection returns to the pool.
+                try:
+                    payloads = sse_feed(await body.__anext__())
+                except StopAsyncIteration:
+                    payloads, ended = sse.flush(), True
+                except httpx.TransportError as exc:
+                    raise self._broken(exc) from None
+                for raw in payloads:
+                    if done:
+                        continue
+                    if raw == b"[DONE]":
+                        done = True
+                        continue
+                    try:
+                        obj = loads(raw)
+                    except ValueError:
+                        raise StreamError(f"{self.engine_id} sent malformed JSON in its stream: {raw[:200]!r}",
+                                          engine_id=self.engine_id) from None
+                    for chunk in dfeed(obj):
+                        if plain:
+                            yield chunk
+                        elif constrained:
+                            if chunk.content:
+                                buffered.append(chunk.content)
+                            if chunk.reasoning:
+                                yield StreamChunk(reasoning=chunk.reasoning)
+                        else:
+                            for out in proc.feed(chunk):
+                                yield out
+        final = decoder.finish(done=done or decoder.finish_reason is not None)
+        for chunk in self._final_chunks(call, final, "".join(buffered) if constrained else None, proc):
+            yield chunk
+
+    @contextlib.asynccontextmanager
+    async def _astream_response(self, call: _Call) -> AsyncIterator[httpx.Response]:
+        """Open the streamed POST; error statuses raise before anything is yielded; leaving closes it."""
+        client = self.aclient
+        request = client.build_request(
+            "POST", self.chat_path, content=json.dumps(call.payload).encode(),
+            headers={"content-type": "application/json", "accept": "text/event-stream"},
+        )
+        try:
+            response = await client.send(request, stream=True)
+        except httpx.TransportError as exc:
+            raise translate_transport_error(exc, engine_id=self.engine_id, url=self.base_url + self.chat_path) from None
+        try:
+            if response.status_code >= 400:
+                await response.aread()
+                self._raise_for_status(response, model=call.model)
+            yield response
+        finally:
+            await response.aclose()
+
+    def _broken(self, exc: Exception) -> EngineError:
+        err = translate_transport_error(exc, engine_id=self.engine_id, url=self.base_url + self.chat_path)
+        if isinstance(err, StreamError):
+            return err
+        return StreamError(f"{self.engine_id}: the stream from {self.base_url} broke off: {err}", engine_id=self.engine_id)
+
+    def _final_chunks(self, call: _Call, final: List[StreamChunk], text: Optional[str], proc: Any) -> List[StreamChunk]:
+        import attrs
+
+        last = final[-1]
+        meta = dict(last.metadata)
+        if call.dropped:
+            meta["tools_dropped"] = True
+        if text is not None:
+            content, calls, diag = parse_constrained(text, call.tool_names)
+            meta["tool_mode"] = "json_schema"
+            if diag:
+                meta["parser_diagnostics"] = [diag]
+            finish = "tool_calls" if calls else last.finish_reason
+            out = [StreamChunk(content=content)] if content else []
+            return [*out, attrs.evolve(last, tool_calls=calls, finish_reason=finish, metadata=meta)]
+        last = attrs.evolve(last, metadata=meta) if meta != last.metadata else last
+        if proc is None:
+            return [*final[:-1], last]
+        return [*(c for chunk in [*final[:-1], last] for c in proc.feed(chunk)), *proc.finish()]
+
+    # -- management -----------------------------------------------------------------------------------
+    def list_models(self) -> List[str]:
+        """Model ids from ``GET /v1/models``."""
+        payload = self.request_json("GET", self.models_path, timeout=self.health_timeout * 5)
+        data = payload.get("data") if isinstance(payload, Mapping) else None
+        if not isinstance(data, list):
+            raise StreamError(f"{self.engine_id}: {self.models_path} answered without a model list",
+                              engine_id=self.engine_id)
+        return [str(m["id"]) for m in data if isinstance(m, Mapping) and m.get("id")]
+
+    def prepare(self, model: str) -> None:
+        """Check that the server offers ``model``; raises :class:`ModelNotFoundError` naming the ones it has."""
+        available = self.list_models()
+        if model not in available:
+            listing = ", ".join(available) or "none"
+            raise ModelNotFoundError(
+                f"{self.engine_id}: the server at {self.base_url} does not serve {model!r}; it has: {listing}",
+                engine_id=self.engine_id, status_code=404,
+            )
+
+    # -- server capabilities (llama.cpp /props) -------------------------------------------------------
+    def _caps_probe(self) -> str:
+        if self._template_tools is None:
+            try:
+                self._template_tools = _template_supports_tools(
+                    self.request_json("GET", "/props", timeout=self.health_timeout))
+            except EngineError:
+                return "native"  # an older server without /props: let it handle the tools itself
+        return "native" if self._template_tools else "json_schema"
+
+    async def _acaps_probe(self) -> str:
+        if self._template_tools is None:
+            try:
+                self._template_tools = _template_supports_tools(
+                    await self.arequest_json("GET", "/props", timeout=self.health_timeout))
+            except EngineError:
+                return "native"
+        return "native" if self._template_tools else "json_schema"
+
+
+def _template_supports_tools(props: Any) -> bool:
+    caps = props.get("chat_template_caps") if isinstance(props, Mapping) else None
+    if not isinstance(caps, Mapping):
+        return True  # no capability report: assume the template handles tools
+    return bool(caps.get("supports_tools") and caps.get("supports_tool_calls", True))

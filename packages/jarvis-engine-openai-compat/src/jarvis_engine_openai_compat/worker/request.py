@@ -1,0 +1,319 @@
+"""What one request thread does: stream each turn from the server, watch it, run the tool loop.
+
+The worker always streams, even though callers poll: every line that arrives stamps progress (the
+supervisor's stall check reads it), content goes to the bounded partial output and to the loop detector,
+tool-call fragments are assembled as they come so that a ``decision_request`` stops generation the moment
+its arguments are complete. Tool calls run under the limits of :class:`~.config.ToolLimits`, with the
+request in ``TOOL_RUNNING`` meanwhile (the supervisor does not judge a stall then: the server is idle on
+purpose).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
+
+import attrs
+import httpx
+from jarvis_core.engine.http_errors import classify_http_error
+from jarvis_core.engine.openai_wire import ChatStreamDecoder, build_chat_payload
+from jarvis_core.engine.streams import SSEDecoder, decode_json
+from jarvis_core.errors import ContextLengthError, EngineError, EngineHTTPError
+from jarvis_core.types import Message, ToolCall, ToolResult, ToolSpec, Usage
+
+from .config import WorkerConfig
+from .json_tools import parse_turn, results_message, turn_response_format
+from .loop_detector import LoopDetector
+from .prompts import build_bios
+from .record import RequestRecord
+from .signals import DECISION_REQUEST, acknowledgement, first_decision, is_control_tool, signal_from_call
+from .state import RequestState, ToolTraceEntry
+from .tools import ToolRunner, check_arguments, run_tool_call
+
+__all__ = ["RequestSpec", "WorkerContext", "run_request"]
+
+ENGINE_ID = "llamacpp-worker"
+
+
+@attrs.frozen
+class RequestSpec:
+    """A submitted request, as the request thread needs it."""
+
+    system_prompt: Optional[str]
+    conversation: Tuple[Message, ...]
+    tools: Tuple[ToolSpec, ...] = ()
+    control_tools: Tuple[ToolSpec, ...] = ()
+    tool_choice: str = "auto"
+    max_tokens: int = 1024
+    temperature: Optional[float] = None
+    response_format: Optional[Mapping[str, Any]] = None
+    now: Optional[_dt.datetime] = None
+
+
+class WorkerContext(Protocol):
+    """What a request thread needs from its worker."""
+
+    config: WorkerConfig
+    runner: Optional[ToolRunner]
+
+    def http_client(self) -> httpx.Client: ...
+
+    def current_server(self) -> Optional[Tuple[int, str]]: ...
+
+    def server_died(self, generation: int) -> Optional[str]: ...
+
+
+class _Turn:
+    __slots__ = ("calls", "content", "decision", "finish_reason", "timings", "usage")
+
+    def __init__(self) -> None:
+        self.content = ""
+        self.calls: Tuple[ToolCall, ...] = ()
+        self.decision: Optional[ToolCall] = None
+        self.finish_reason = "stop"
+        self.usage: Optional[Usage] = None
+        self.timings: Mapping[str, Any] = {}
+
+
+class _Ended(Exception):
+    """The record was ended from outside (cancel, restart) while this thread was working on it."""
+
+
+def run_request(ctx: WorkerContext, rec: RequestRecord, spec: RequestSpec, tz_name: Optional[str]) -> None:
+    """Drive ``rec`` to a final state. Never raises; every failure becomes FAILED with a reason."""
+    try:
+        _tool_loop(ctx, rec, spec, tz_name)
+    except _Ended:
+        pass
+    except ContextLengthError as exc:
+        rec.finish(RequestState.FAILED, "context_length_exceeded", str(exc))
+    except EngineHTTPError as exc:
+        rec.finish(RequestState.FAILED, "http_error", str(exc))
+    except EngineError as exc:
+        rec.finish(RequestState.FAILED, "stream_error", str(exc))
+    except httpx.HTTPError as exc:
+        gen = rec.generation
+        died = ctx.server_died(gen)
+        if died is not None:
+            rec.finish(RequestState.FAILED, "server_crashed", died)
+        else:
+            rec.finish(RequestState.FAILED, "stream_error", f"{type(exc).__name__}: {exc}")
+    except Exception as exc:
+        rec.finish(RequestState.FAILED, "internal_error", f"{type(exc).__name__}: {exc}")
+    finally:
+        if rec.streaming or rec.awaiting_headers:
+            rec.closed_early = True
+        rec.end_http()
+
+
+def _tool_loop(ctx: WorkerContext, rec: RequestRecord, spec: RequestSpec, tz_name: Optional[str]) -> None:
+    cfg = ctx.config
+    limits = cfg.tools
+    json_mode = cfg.tool_mode == "json_schema"
+    offered = list(spec.tools) + list(spec.control_tools)
+    bios = build_bios(
+        now=spec.now or _dt.datetime.now().astimezone(),
+        timezone_name=tz_name,
+        tools=offered,
+        control_tools=bool(spec.control_tools),
+        tool_budget=limits.budget,
+        json_tools=json_mode,
+        ctx_per_slot=cfg.ctx_per_slot,
+        capability_hints=cfg.capability_hints,
+        platform_guidance=cfg.platform_guidance,
+    )
+    system = bios if not spec.system_prompt else f"{bios}\n\n{spec.system_prompt}"
+    messages: List[Message] = [Message.system(system), *spec.conversation]
+    specs_by_name = {t.name: t for t in offered}
+    detector = LoopDetector(cfg.loop)
+    usage = Usage()
+    while True:
+        tools_now = offered if (offered and rec.tool_calls_left > 0) else []
+        turn = _stream_turn(ctx, rec, _payload(ctx, rec, spec, messages, tools_now, json_mode), detector)
+        if turn.usage is not None:
+            usage = Usage(usage.prompt_tokens + turn.usage.prompt_tokens,
+                          usage.completion_tokens + turn.usage.completion_tokens)
+        with rec.lock:
+            rec.usage = usage
+            rec.timings = dict(turn.timings)
+        calls, content = list(turn.calls), turn.content
+        if json_mode and tools_now:
+            calls, content, problem = parse_turn(turn.content, rec.iteration + 1)
+            if problem:
+                rec.detail = problem
+        decision = turn.decision or (first_decision(calls) if cfg.stop_on_decision_request else None)
+        if decision is not None:  # it ends the run: handle it first, skip the rest of the turn
+            calls = [decision, *(c for c in calls if c is not decision)]
+        if not calls or not tools_now:
+            rec.finish(RequestState.COMPLETED, stop_reason=turn.finish_reason, content=content)
+            return
+        with rec.lock:
+            rec.iteration += 1
+            rec.tool_calls_left -= 1
+            rec.budget_exhausted = rec.tool_calls_left == 0
+        results, stop = _run_calls(ctx, rec, calls, specs_by_name)
+        if stop:
+            rec.finish(RequestState.COMPLETED, stop_reason=DECISION_REQUEST, content=content)
+            return
+        if rec.final:
+            raise _Ended
+        if json_mode:
+            messages.append(Message.assistant(turn.content))
+            messages.append(Message.user(results_message(results, rec.tool_calls_left)))
+        else:
+            messages.append(Message.assistant(content or None, tool_calls=calls))
+            note = f"\n[tool turns left: {rec.tool_calls_left}]"
+            for i, r in enumerate(results):
+                text = r.content + (note if i == len(results) - 1 else "")
+                messages.append(Message.tool(text, r.tool_call_id, r.name))
+
+
+def _payload(ctx: WorkerContext, rec: RequestRecord, spec: RequestSpec, messages: Sequence[Message],
+             tools_now: Sequence[ToolSpec], json_mode: bool) -> Dict[str, Any]:
+    cfg = ctx.config
+    options: Dict[str, Any] = {"id_slot": rec.slot, "cache_prompt": True, "return_progress": True}
+    if tools_now and json_mode:
+        options["response_format"] = turn_response_format(
+            tools_now, required=spec.tool_choice == "required", max_calls=cfg.tools.max_calls_per_turn)
+    elif tools_now:
+        options["tool_choice"] = spec.tool_choice
+    elif spec.response_format is not None:
+        options["response_format"] = dict(spec.response_format)
+    temperature = spec.temperature if spec.temperature is not None else cfg.temperature
+    return build_chat_payload(
+        messages, model=cfg.model_alias, temperature=temperature, max_tokens=spec.max_tokens,
+        tools=None if json_mode else (tools_now or None), stream=True, options=options,
+    )
+
+
+def _stream_turn(ctx: WorkerContext, rec: RequestRecord, payload: Dict[str, Any], detector: LoopDetector) -> _Turn:
+    if rec.final:
+        raise _Ended
+    server = ctx.current_server()
+    if server is None:
+        rec.finish(RequestState.FAILED, "server_unavailable", "the worker's server is not running (restarting?)")
+        raise _Ended
+    generation, url = server
+    stop_on_decision = ctx.config.stop_on_decision_request
+    turn = _Turn()
+    rec.begin_http(generation)
+    with ctx.http_client().stream("POST", f"{url}/v1/chat/completions", json=payload) as resp:
+        stream = resp.extensions.get("network_stream")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if not rec.headers_arrived(sock):
+            raise _Ended
+        if resp.status_code >= 400:
+            body = resp.read().decode("utf-8", "replace")
+            raise classify_http_error(resp.status_code, _json_or_text(body), engine_id=ENGINE_ID,
+                                      model=ctx.config.model_alias)
+        sse = SSEDecoder()
+        decoder = ChatStreamDecoder(engine_id=ENGINE_ID)
+        done = False
+        for line in resp.iter_lines():
+            rec.progress()
+            event = sse.feed(line)
+            if event is None:
+                continue
+            if event.data == "[DONE]":
+                done = True
+                break
+            chunk = decode_json(event.data, engine_id=ENGINE_ID)
+            for piece in decoder.feed(chunk):
+                if piece.content:
+                    rec.add_text(piece.content)
+                    verdict = detector.feed(piece.content)
+                    if verdict is not None:
+                        rec.finish(RequestState.CANCELED, verdict.reason, verdict.line)
+                        raise _Ended
+            if stop_on_decision and _has_call_delta(chunk):
+                turn.decision = first_decision(decoder.tool_calls())
+                if turn.decision is not None:
+                    rec.closed_early = not done
+                    break
+            if rec.final:
+                raise _Ended
+        last = decoder.finish(done=done or turn.decision is not None)[0]
+    rec.end_http()
+    turn.content = "".join(rec.turn_parts)
+    turn.calls = last.tool_calls
+    turn.finish_reason = last.finish_reason or "stop"
+    turn.usage = last.usage
+    turn.timings = last.metadata.get("timings") or {}
+    return turn
+
+
+def _has_call_delta(chunk: Mapping[str, Any]) -> bool:
+    choices = chunk.get("choices")
+    if not choices:
+        return False
+    delta = choices[0].get("delta") or {}
+    return bool(delta.get("tool_calls"))
+
+
+def _json_or_text(body: str) -> Any:
+    import json
+
+    try:
+        return json.loads(body)
+    except ValueError:
+        return body
+
+
+def _run_calls(ctx: WorkerContext, rec: RequestRecord, calls: Sequence[ToolCall],
+               specs: Mapping[str, ToolSpec]) -> Tuple[List[ToolResult], bool]:
+    """Run one turn's calls; returns (results, stop) where ``stop`` means a decision request ends the run."""
+    cfg = ctx.config
+    results: List[ToolResult] = []
+    rec.set_state(RequestState.TOOL_RUNNING)
+    try:
+        for index, call in enumerate(calls):
+            if rec.final:
+                raise _Ended
+            entry, result = _run_one(ctx, rec, call, index, specs)
+            with rec.lock:
+                rec.tool_trace.append(entry)
+            if entry.outcome == "signal" and call.name == DECISION_REQUEST and cfg.stop_on_decision_request:
+                with rec.lock:
+                    for later in calls[index + 1:]:
+                        rec.tool_trace.append(ToolTraceEntry(rec.iteration, later.id, later.name, later.arguments,
+                                                             "skipped", detail="after a decision request"))
+                return results, True
+            results.append(result)
+    finally:
+        rec.set_state(RequestState.RUNNING)
+    return results, False
+
+
+def _run_one(ctx: WorkerContext, rec: RequestRecord, call: ToolCall, index: int,
+             specs: Mapping[str, ToolSpec]) -> Tuple[ToolTraceEntry, ToolResult]:
+    limits = ctx.config.tools
+    it = rec.iteration
+
+    def entry(outcome: str, **kw: Any) -> ToolTraceEntry:
+        return ToolTraceEntry(it, call.id, call.name, call.arguments, outcome, **kw)
+
+    if is_control_tool(call.name) and call.name in specs:
+        signal = signal_from_call(call, it)
+        with rec.lock:
+            rec.signals.append(signal)
+        return entry("signal"), ToolResult(call.id, call.name, acknowledgement(call))
+    if index >= limits.max_calls_per_turn:
+        text = f"error: not run; at most {limits.max_calls_per_turn} tool calls run per turn"
+        return entry("skipped", detail=text), ToolResult(call.id, call.name, text, ok=False)
+    spec = specs.get(call.name)
+    if spec is None or ctx.runner is None:
+        text = f"error: there is no tool named {call.name!r}; available: {', '.join(sorted(specs)) or 'none'}"
+        return entry("error", detail=text), ToolResult(call.id, call.name, text, ok=False)
+    args, problem = check_arguments(spec, call.arguments)
+    if args is None:
+        text = f"error: bad arguments for {call.name}: {problem}"
+        return entry("error", detail=text), ToolResult(call.id, call.name, text, ok=False)
+    run = run_tool_call(ctx.runner, call, args, timeout=limits.per_tool_timeout, output_cap=limits.output_cap,
+                        cancel=rec.done)
+    result = run.result
+    detail = "" if result.ok else result.content[:300]
+    return (
+        entry(run.outcome, duration_s=result.duration_s, output_chars=run.output_chars, truncated=result.truncated,
+              detail=detail),
+        result,
+    )

@@ -1,0 +1,150 @@
+"""Fixtures for the end-to-end tests: real plugin distributions installed into real virtual environments.
+
+``plugin_venv`` builds a venv, makes the packages of the running environment visible in it (jarvis-core and
+its dependencies, whatever way they are installed), and ``pip install``\\s plugin projects into it for real:
+a wheel built by hatchling, a real ``entry_points.txt``, a real ``dist-info``. Commands then run in a
+subprocess of that venv's interpreter.
+
+Why not ``python -m venv --system-site-packages``: when the tests themselves run in a venv (nox, the dev
+venv), "system" means the base interpreter, not the venv holding jarvis-core. A ``.pth`` file that calls
+``site.addsitedir`` on the running environment's site-packages gives the new venv exactly that environment
+(editable installs included), behind the venv's own site-packages.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import site
+import subprocess
+import sysconfig
+import textwrap
+import venv
+from typing import Dict, Iterable, List, Mapping, Optional
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+class PluginVenv:
+    """A virtual environment with some plugin distributions installed; runs the ``jarvis`` CLI in it."""
+
+    def __init__(self, path: pathlib.Path, home: pathlib.Path) -> None:
+        self.path = path
+        self.python = path / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+        self.home = home
+
+    def env(self, extra: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
+        """A clean environment: no JARVIS_* switches from the caller, a private JARVIS_HOME."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("JARVIS_") and k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+        env.update({"JARVIS_HOME": str(self.home), "PYTHONIOENCODING": "utf-8", "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+        env.update(extra or {})
+        return env
+
+    def install(self, *projects: pathlib.Path) -> None:
+        """``pip install --no-deps --no-build-isolation`` the project directories (offline)."""
+        cmd = [str(self.python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index"]
+        proc = subprocess.run([*cmd, *map(str, projects)], capture_output=True, text=True, env=self.env(), timeout=300)
+        assert proc.returncode == 0, f"pip install failed:\n{proc.stdout}\n{proc.stderr}"
+
+    def jarvis(self, *args: str, env: Optional[Mapping[str, str]] = None, input: Optional[str] = None,
+               timeout: float = 120) -> subprocess.CompletedProcess:
+        """Run ``jarvis ARGS`` with this venv's interpreter."""
+        return subprocess.run(
+            [str(self.python), "-m", "jarvis_core.cli.main", *args],
+            capture_output=True, text=True, env=self.env(env), input=input, timeout=timeout,
+        )
+
+
+def _parent_site_dirs() -> List[str]:
+    dirs = [*site.getsitepackages(), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
+    return list(dict.fromkeys(d for d in dirs if os.path.isdir(d)))
+
+
+def make_venv(path: pathlib.Path, home: pathlib.Path) -> PluginVenv:
+    """Create a venv at ``path`` that also sees the running environment's packages."""
+    venv.EnvBuilder(with_pip=False, symlinks=os.name != "nt").create(path)
+    pv = PluginVenv(path, home)
+    purelib = subprocess.run(
+        [str(pv.python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()
+    lines = "".join(f"import site; site.addsitedir({d!r})\n" for d in _parent_site_dirs())
+    pathlib.Path(purelib, "_jarvis_test_parent_env.pth").write_text(lines, encoding="utf-8")
+    return pv
+
+
+def write_plugin_project(
+    root: pathlib.Path,
+    dist: str,
+    version: str,
+    entry_points: Mapping[str, str],
+    modules: Mapping[str, str],
+) -> pathlib.Path:
+    """Write a plugin project (pyproject with hatchling, ``jarvis`` entry points, a src-layout package).
+
+    :param entry_points: entry-point name -> module (value in ``[project.entry-points.jarvis]``).
+    :param modules: module path relative to ``src`` (``"pkg/plugin.py"``) -> source text.
+    """
+    project = root / dist
+    packages = sorted({m.split("/")[0] for m in modules})
+    eps = "\n".join(f'{name} = "{target}"' for name, target in entry_points.items())
+    (project / "src").mkdir(parents=True, exist_ok=True)
+    (project / "pyproject.toml").write_text(
+        textwrap.dedent(
+            f"""\
+            [build-system]
+            requires = ["hatchling>=1.21"]
+            build-backend = "hatchling.build"
+
+            [project]
+            name = "{dist}"
+            version = "{version}"
+            requires-python = ">=3.10"
+
+            [project.entry-points.jarvis]
+            """
+        )
+        + eps
+        + "\n\n[tool.hatch.build.targets.wheel]\npackages = ["
+        + ", ".join(f'"src/{p}"' for p in packages)
+        + "]\n",
+        encoding="utf-8",
+    )
+    for rel, source in modules.items():
+        path = project / "src" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(source), encoding="utf-8")
+        init = path.parent / "__init__.py"
+        if not init.exists():
+            init.write_text("", encoding="utf-8")
+    return project
+
+
+@pytest.fixture(scope="session")
+def plugin_venv(tmp_path_factory: pytest.TempPathFactory):
+    """``plugin_venv(name, projects)``: a venv named ``name`` with those projects installed (made once)."""
+    made: Dict[str, PluginVenv] = {}
+
+    def factory(name: str, projects: Iterable[pathlib.Path]) -> PluginVenv:
+        if name not in made:
+            base = tmp_path_factory.mktemp(f"venv-{name}")
+            pv = make_venv(base / "venv", base / "jarvis-home")
+            pv.install(*projects)
+            made[name] = pv
+        return made[name]
+
+    return factory
+
+
+@pytest.fixture(scope="session")
+def plugin_project():
+    """:func:`write_plugin_project`, for test modules (conftest is not importable under importlib mode)."""
+    return write_plugin_project
+
+
+@pytest.fixture(scope="session")
+def example_echo_project() -> pathlib.Path:
+    """The worked example plugin shipped in the repository (``examples/jarvis-engine-echo``)."""
+    return ROOT / "examples" / "jarvis-engine-echo"
