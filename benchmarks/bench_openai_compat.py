@@ -107,7 +107,7 @@ def _connections(port: int) -> int:
     c.request("GET", "/stats")
     n = json.loads(c.getresponse().read())["connections"]
     c.close()
-    return n - 1  # this probe's own connection
+    return n
 
 
 # -- the client side -----------------------------------------------------------------------------------
@@ -118,10 +118,10 @@ MESSAGES = [{"role": "system", "content": "You are a helpful assistant."},
 def bench_requests(engine, raw, payload: dict, n: int) -> tuple:
     t0 = time.perf_counter()
     for _ in range(n):
-        raw.post("/v1/chat/completions", json=payload).json()["choices"][0]["message"]["content"]
+        _ = raw.post("/v1/chat/completions", json=payload).json()["choices"][0]["message"]["content"]
     t1 = time.perf_counter()
     for _ in range(n):
-        engine.generate(MESSAGES, model=MODEL, max_tokens=256).content
+        _ = engine.generate(MESSAGES, model=MODEL, max_tokens=256).content
     t2 = time.perf_counter()
     return (t1 - t0) / n, (t2 - t1) / n
 
@@ -232,7 +232,7 @@ def main() -> int:
         for _ in range(n):
             counter.generate(MESSAGES, model=MODEL, max_tokens=256)
         counter.close()
-        conns_generate = _connections(port) - before
+        conns_generate = _connections(port) - before - 1  # minus the "before" probe's own connection
 
         async def count_streams() -> None:
             eng = LlamaCppEngine(host=url)
@@ -246,7 +246,7 @@ def main() -> int:
 
         before = _connections(port)
         asyncio.run(count_streams())
-        conns_stream = _connections(port) - before
+        conns_stream = _connections(port) - before - 1
     finally:
         server.terminate()
         server.join(5)
@@ -256,13 +256,13 @@ def main() -> int:
     print(f"per request (median of {args.rounds} rounds x {args.requests}):")
     print(f"  raw httpx.Client + json   {r_raw * 1e6:8.1f} us")
     print(f"  LlamaCppEngine.generate   {r_eng * 1e6:8.1f} us   ratio {r_eng / r_raw:.3f}x   (budget <= 1.10x)")
-    print(f"  per-round ratios: {', '.join(f'{e / r:.3f}' for r, e in zip(req_raw, req_eng))}")
+    print(f"  per-round ratios: {', '.join(f'{e / r:.3f}' for r, e in zip(req_raw, req_eng, strict=False))}")
     raw_rate = med(rates["raw"])
     print(f"stream chunk rate (median of {args.rounds} rounds x {args.streams} streams x {N_CHUNKS} chunks):")
     print(f"  raw AsyncClient line loop {raw_rate:10.0f} chunks/s ({1e6 / raw_rate:.2f} us/chunk)")
     for key in ("stream_full", "stream"):
         rate = med(rates[key])
-        per_round = ", ".join(f"{e / r:.3f}" for r, e in zip(rates["raw"], rates[key]))
+        per_round = ", ".join(f"{e / r:.3f}" for r, e in zip(rates["raw"], rates[key], strict=False))
         print(f"  engine.{key:<19} {rate:10.0f} chunks/s ({1e6 / rate:.2f} us/chunk)   ratio {rate / raw_rate:.3f}x"
               f"   (budget >= 0.90x)   per round: {per_round}")
     print(f"TCP connections opened: {conns_generate} for {n} generate calls; {conns_stream} for {2 * n} streams"

@@ -9,6 +9,7 @@ import json
 import sys
 
 import pytest
+
 from jarvis_core.cli.main import main
 from jarvis_core.testing import Exchange, ReplayServer, installed_registry
 

@@ -4,9 +4,10 @@ the CLI: listing, ``ask`` (streamed and ``--json``), its ``[engine.echo]`` confi
 from __future__ import annotations
 
 import json
+import pathlib
 import signal
 import subprocess
-import sys
+import time
 
 import pytest
 
@@ -82,8 +83,18 @@ def test_unknown_engine_lists_the_installed_ones(echo_venv):
     assert line.startswith("jarvis: error: unknown engine 'ecko'; available: ") and "echo" in line
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT delivery to a child differs on Windows")
-def test_ctrl_c_exits_130_without_a_traceback(echo_venv):
+def _wait_until_reading_stdin(pid: int) -> None:
+    """Block until the process's main thread sleeps in a pipe read (Linux ``/proc``), so that a signal sent
+    next lands at the prompt and not while the previous answer is still being finished."""
+    wchan = pathlib.Path(f"/proc/{pid}/wchan")
+    deadline = time.monotonic() + 60
+    while "pipe_read" not in wchan.read_text():
+        assert time.monotonic() < deadline, "the chat never went back to reading stdin"
+        time.sleep(0.01)
+
+
+@pytest.mark.skipif(not pathlib.Path("/proc/self/wchan").exists(), reason="needs Linux /proc to see the prompt wait")
+def test_ctrl_c_at_the_prompt_exits_130_without_a_traceback(echo_venv):
     proc = subprocess.Popen(
         [str(echo_venv.python), "-m", "jarvis_core.cli.main", "chat", "--engine", "echo", "--model", "echo-1"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=echo_venv.env(),
@@ -91,7 +102,8 @@ def test_ctrl_c_exits_130_without_a_traceback(echo_venv):
     try:
         proc.stdin.write("ready?\n")
         proc.stdin.flush()
-        assert proc.stdout.readline() == "ready?\n"  # answered: now waiting for the next line
+        assert proc.stdout.readline() == "ready?\n"
+        _wait_until_reading_stdin(proc.pid)
         proc.send_signal(signal.SIGINT)
         _out, err = proc.communicate(timeout=60)
     finally:

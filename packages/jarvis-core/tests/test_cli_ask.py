@@ -9,6 +9,7 @@ import json
 import sys
 
 import pytest
+
 from jarvis_core import hookimpl
 from jarvis_core.cli.main import main
 from jarvis_core.errors import EngineConnectionError
@@ -258,3 +259,18 @@ def test_unknown_names_are_reported_before_any_engine_is_built(capsys):
     with plugins({"fake": cls}, agents={"echo": EchoAgent}):
         assert main(["ask", "--engine", "fake", "--agent", "nope", "hi"]) == 1
     assert cls.instances == []
+
+
+def test_a_failing_close_is_a_warning_line(capsys):
+    class BadClose(FakeEngine):
+        def __init__(self, **options):
+            super().__init__([["fine"]])
+
+        def close(self):
+            raise OSError("socket already gone")
+
+    with plugins({"fake": BadClose}):
+        assert main(["ask", "--engine", "fake", "--model", "m", "q"]) == 0
+        captured = capsys.readouterr()
+        assert captured.out == "fine\n"
+        assert captured.err == "jarvis: warning: closing the engine failed: OSError: socket already gone\n"

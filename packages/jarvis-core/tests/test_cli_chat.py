@@ -7,6 +7,7 @@ import io
 import sys
 
 import pytest
+
 from jarvis_core.cli.main import main
 from jarvis_core.errors import ContextLengthError
 from jarvis_core.testing import FakeEngine, installed_registry

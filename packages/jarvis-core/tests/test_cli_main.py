@@ -10,6 +10,7 @@ import sys
 import warnings
 
 import pytest
+
 from jarvis_core.cli import output
 from jarvis_core.cli.main import COMMANDS, build_parser, main
 from jarvis_core.errors import ConfigError, JarvisError

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+
 from jarvis_core import hookimpl
 from jarvis_core.cli.main import main
 from jarvis_core.testing import installed_registry

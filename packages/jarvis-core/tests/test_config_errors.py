@@ -8,7 +8,6 @@ from typing import Optional
 
 import attrs
 import pytest
-
 from jarvis_core.config import load_config
 from jarvis_core.config.toml_source import key_lines
 from jarvis_core.errors import ConfigError, PluginError
@@ -216,3 +215,19 @@ def test_key_lines_scanner_handles_toml_forms():
     assert lines[("engine", "open ai", "sub", "after")] == 13
     assert lines[("engine", "open ai", "sub", "dotted", "key", "path")] == 14
     assert lines[("servers", "name")] == 16
+
+
+def test_unknown_parser_name_in_model_defaults(tmp_path):
+    reg = registry_with(
+        simple_plugin("parsers", parsers=[("hermes", "x:H", "tool"), ("qwen3", "x:Q", "reasoning")])
+    )
+    path = tmp_path / "config.toml"
+    path.write_text('[model_defaults.qwen3]\ntemperature = 0.6\ntool_parser = "hermez"\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_config(path, environ={}, registry=reg)
+    err = info.value
+    assert (err.key, err.line, err.suggestion) == ("model_defaults.qwen3.tool_parser", 3, "hermes")
+    path.write_text('[model_defaults.qwen3]\ntool_parser = "hermes"\nreasoning_parser = "qwen3"\n', encoding="utf-8")
+    assert load_config(path, environ={}, registry=reg).model_defaults == {
+        "qwen3": {"tool_parser": "hermes", "reasoning_parser": "qwen3"}
+    }

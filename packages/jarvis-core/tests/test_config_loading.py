@@ -9,7 +9,6 @@ from typing import Optional
 
 import attrs
 import pytest
-
 from jarvis_core.config import (
     ConfigDeprecationWarning,
     ConfigWarning,
@@ -326,3 +325,34 @@ def test_default_config_text_loads_as_the_defaults(tmp_path):
     config = _load(path)
     assert config.engine.default is None and config.engine.fallback is False and config.engine.auto_embedded is True
     assert config.engine.sections == {} and config.model_defaults == {}
+
+
+def test_repr_masks_secrets_even_when_the_plugin_schema_does_not(tmp_path):
+    @attrs.frozen
+    class CarelessConfig:
+        host: Optional[str] = None
+        openai_api_key: Optional[str] = None  # no repr=False
+
+    reg = registry_with(simple_plugin("careless", engines={"c": "x:Y"}, config_sections={"engine.c": CarelessConfig}))
+    path = _write(tmp_path, '[engine.c]\nhost = "h"\nopenai_api_key = "sk-careless-123"\n')
+    config = load_config(path, environ={}, registry=reg)
+    assert "sk-careless-123" not in repr(config)
+    assert "openai_api_key=***" in repr(config)
+    assert config.engine_options("c")["openai_api_key"] == "sk-careless-123"  # still passed to the engine
+
+
+def test_schema_that_fails_to_import_warns_and_keeps_the_table(tmp_path, monkeypatch):
+    monkeypatch.delenv("JARVIS_STRICT_PLUGINS", raising=False)
+    plugin = simple_plugin(
+        "broken-schema", engines={"ollama": "nowhere:Engine"},
+        config_sections={"engine.ollama": "jarvis_test_no_such_module.config:Missing"},
+    )
+    path = _write(tmp_path, '[engine.ollama]\nhost = "http://x:1"\nnum_ctx = 4\n')
+    with pytest.warns(ConfigWarning, match=r"jarvis_test_no_such_module.*used unchecked"):
+        config = load_config(path, environ={}, registry=registry_with(plugin))
+    assert config.engine_options("ollama") == {"host": "http://x:1", "num_ctx": 4}
+    monkeypatch.setenv("JARVIS_STRICT_PLUGINS", "1")
+    from jarvis_core.errors import PluginError
+
+    with pytest.raises(PluginError, match="jarvis_test_no_such_module"):
+        load_config(path, environ={}, registry=registry_with(plugin))

@@ -151,7 +151,7 @@ def test_null_error_field_is_not_an_error():
 
 
 def test_malformed_json_is_a_stream_error_with_excerpt():
-    with pytest.raises(StreamError, match="malformed JSON.*not json"):
+    with pytest.raises(StreamError, match=r"malformed JSON.*not json"):
         list(iter_sse_json(["data: {not json", ""], engine_id="e"))
 
 

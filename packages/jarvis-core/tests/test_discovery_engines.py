@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
-
 from jarvis_core.config import load_config
 from jarvis_core.discovery import (
     ModelListing,

@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from jarvis_core.cli.main import main
 from jarvis_core.hardware import detect_hardware, run_tool
 

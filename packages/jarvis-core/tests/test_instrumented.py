@@ -58,7 +58,7 @@ def test_generate_error_still_publishes_end():
     engine, bus = wrap(ServerError("fake: server error (HTTP 500)", engine_id="fake", status_code=500))
     with pytest.raises(ServerError):
         engine.generate(MSGS, model="m")
-    start, end = only_pair(bus)
+    _, end = only_pair(bus)
     assert end["status"] == "error" and end["ok"] is False
     assert end["error_type"] == "ServerError"
     assert "HTTP 500" in end["error"]

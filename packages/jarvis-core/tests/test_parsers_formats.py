@@ -7,6 +7,7 @@ import random
 from pathlib import Path
 
 import pytest
+
 from jarvis_core.parsers import OutputParser, get_tool_parser, parse_output
 
 DATA = Path(__file__).parent / "data" / "tool_call_formats.json"

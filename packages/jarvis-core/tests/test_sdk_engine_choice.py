@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import pytest
+
 from jarvis_core.config import EngineSettings, JarvisConfig
 from jarvis_core.engine_choice import choose_engine, resolve_model
 from jarvis_core.errors import EngineConnectionError, JarvisError, UnknownNameError

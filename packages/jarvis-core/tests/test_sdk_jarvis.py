@@ -4,6 +4,7 @@ agents and tools from the registry, events, and who closes what."""
 from __future__ import annotations
 
 import pytest
+
 from jarvis_core.config import EngineSettings, JarvisConfig
 from jarvis_core.errors import JarvisError, ModelNotFoundError, UnknownNameError
 from jarvis_core.events import EventType

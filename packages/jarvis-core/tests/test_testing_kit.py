@@ -15,7 +15,7 @@ from jarvis_core.instrumented import InstrumentedEngine
 from jarvis_core.plugins import registry as registry_mod
 from jarvis_core.plugins.registry import get_registry, reset_registry
 from jarvis_core.testing import FakeEngine, installed_registry, registry_with, simple_plugin
-from jarvis_core.testing.pytest_plugin import jarvis_events, jarvis_plugins, replay_server  # noqa: F401
+from jarvis_core.testing.pytest_plugin import jarvis_events, jarvis_plugins, replay_server  # noqa: F401 (fixtures)
 from jarvis_core.types import Completion, Message, Role, StreamChunk, ToolCall, Usage
 
 
@@ -112,7 +112,7 @@ def test_registry_with_simple_plugins_has_provenance():
 
 
 def test_registry_with_sees_duplicates():
-    with pytest.raises(DuplicateRegistrationError, match="by a .*by b"):
+    with pytest.raises(DuplicateRegistrationError, match=r"by a .*by b"):
         registry_with(simple_plugin("a", engines={"x": "m:X"}), simple_plugin("b", engines={"x": "m:Y"}))
 
 
@@ -144,7 +144,7 @@ def test_installed_registry_restores_on_error():
 
 
 # -- fixtures -----------------------------------------------------------------------------------------
-def test_jarvis_plugins_fixture(jarvis_plugins):
+def test_jarvis_plugins_fixture(jarvis_plugins):  # noqa: F811
     reg = jarvis_plugins(simple_plugin("p", engines={"fake": FakeEngine}))
     assert get_registry() is reg
 
@@ -153,7 +153,7 @@ def test_fixture_left_no_registry_behind():
     assert registry_mod._registry is None or "fake" not in registry_mod._registry.items("engine")
 
 
-def test_replay_server_and_events_fixtures(replay_server, jarvis_events):
+def test_replay_server_and_events_fixtures(replay_server, jarvis_events):  # noqa: F811
     from jarvis_core.testing import Exchange
 
     server = replay_server([Exchange("GET", "/x", json=1)])

@@ -343,7 +343,7 @@ def test_loader_overrides_and_body_match(ollama):
 
 
 def test_loader_unknown_id_lists_known(ollama):
-    with pytest.raises(KeyError, match="no transcript.*'nope'.*chat_stream"):
+    with pytest.raises(KeyError, match=r"no transcript.*'nope'.*chat_stream"):
         exchanges_from_transcripts(ollama, ["nope"])
 
 

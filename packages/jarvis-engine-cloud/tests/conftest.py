@@ -11,6 +11,7 @@ import pathlib
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import pytest
+
 from jarvis_core.types import Completion, StreamChunk, ToolSpec
 from jarvis_engine_cloud.engine import CloudEngine
 

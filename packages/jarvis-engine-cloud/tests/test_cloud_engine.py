@@ -7,6 +7,7 @@ from typing import Any, Dict, List
 
 import httpx
 import pytest
+
 from jarvis_core.errors import AuthenticationError, InvalidOptionError
 from jarvis_core.types import Message
 from jarvis_engine_cloud.engine import CloudEngine

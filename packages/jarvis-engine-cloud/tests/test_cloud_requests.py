@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from jarvis_core.errors import BadRequestError, ContentFilterError, InvalidOptionError
 from jarvis_core.types import Message, ToolCall, ToolSpec
 from jarvis_engine_cloud import anthropic_wire, gemini_wire

@@ -6,6 +6,7 @@ import asyncio
 import json
 
 import pytest
+
 from jarvis_core.errors import (
     AuthenticationError,
     BadRequestError,

@@ -6,6 +6,7 @@ import asyncio
 import json
 
 import pytest
+
 from jarvis_core.errors import ContextLengthError, EngineError, RateLimitError, ServerError, StreamError
 from jarvis_core.testing import Exchange, ReplayServer
 from jarvis_core.types import Message

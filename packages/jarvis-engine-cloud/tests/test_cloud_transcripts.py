@@ -12,6 +12,7 @@ import json
 import pathlib
 
 import pytest
+
 from jarvis_core.errors import ContextLengthError, ModelNotFoundError
 from jarvis_core.testing import Exchange, ReplayServer, body_matches, exchange_from_transcript
 

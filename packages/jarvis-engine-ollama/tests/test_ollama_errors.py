@@ -25,7 +25,7 @@ USER = [{"role": "user", "content": "weather?"}]
 
 async def test_tools_400_is_raised_not_retried_without_tools(ollama_transcripts):
     t = ollama_transcripts["error_tools_not_supported"]
-    exchanges = exchanges_from_transcripts([t]) + [Exchange("POST", "/api/chat", json={"never": "used"})]
+    exchanges = [*exchanges_from_transcripts([t]), Exchange("POST", "/api/chat", json={"never": "used"})]
     with ReplayServer(exchanges) as server:
         engine = OllamaEngine(host=server.url)
         try:

@@ -44,12 +44,12 @@ def sent(**call: Any) -> Dict[str, Any]:
 
 
 def test_defaults_go_into_options():
-    body = sent()
-    assert body["model"] == "llama3.2" and body["stream"] is False
+    body = sent(model="mystery-model:7b")  # no family rule matches: only the engine-default tier
+    assert body["model"] == "mystery-model:7b" and body["stream"] is False
     assert body["messages"] == [{"role": "user", "content": "hi"}]
     assert body["options"]["num_predict"] == 1024
     assert body["options"]["num_ctx"] == DEFAULT_NUM_CTX == 8192
-    assert body["options"]["temperature"] == 0.7  # the engine-default tier of the backend defaults
+    assert body["options"] == {"temperature": 0.7, "num_predict": 1024, "num_ctx": 8192}
     assert "think" not in body and "format" not in body and "keep_alive" not in body and "tools" not in body
 
 

@@ -99,7 +99,7 @@ async def _drive(engine: OllamaEngine, t: Dict[str, Any]) -> Outcome:
         elif req["path"] == "/api/tags":
             out.result = {"models": engine.list_models()}
         elif req["path"] == "/api/show":
-            out.result = {"details": engine.show(body["model"])}
+            out.result = {"details": engine.show(body["model"]), "capabilities": engine.capabilities(body["model"])}
         elif req["path"] == "/api/ps":
             out.result = {"running": engine.running_models()}
         elif req["path"] == "/api/version":
@@ -137,7 +137,7 @@ def _check(t: Dict[str, Any], out: Outcome) -> None:
         assert out.result["models"] == [m["name"] for m in body["models"]]
     elif path == "/api/show":
         d = out.result["details"]
-        assert d.capabilities == tuple(body["capabilities"])
+        assert d.capabilities == out.result["capabilities"] == tuple(body["capabilities"])
         assert d.supports_tools and d.supports_thinking
         assert d.architecture == "qwen3" and d.context_length == 40960
         assert d.parameters["temperature"] == 0.6 and d.parameters["top_k"] == 20
@@ -160,7 +160,7 @@ def _check(t: Dict[str, Any], out: Outcome) -> None:
         assert [(c.name, json.loads(c.arguments)) for c in calls] == [
             (c["name"], c["arguments"]) for c in expected["tool_calls"]]
         assert all(c.id.startswith("call_") for c in calls) and len({c.id for c in calls}) == len(calls)
-        for got, want in zip(calls, expected["tool_calls"]):
+        for got, want in zip(calls, expected["tool_calls"], strict=True):
             if "id" in want:
                 assert got.id == want["id"]
         final = t["response"].get("body") or json.loads(t["response"]["ndjson_lines"][-1])

@@ -218,7 +218,8 @@ def probe_engines(
     longest = max((float(getattr(e, "health_timeout", DEFAULT_HEALTH_TIMEOUT)) for e in engines.values()), default=0.0)
     # httpx applies the health timeout to connecting and to reading separately; allow for both, then stop
     # waiting: a health check still running by then counts as "no answer".
-    deadline = time.monotonic() + 2 * longest + 0.5
+    grace = 2 * longest + 1.0
+    deadline = time.monotonic() + grace
     calls = {key: _Call(engine.health, engine.close) for key, engine in engines.items()}
     late = _run_parallel(calls, deadline)
 
@@ -231,7 +232,7 @@ def probe_engines(
             continue
         call = calls[key]
         if key in late:
-            status = attrs.evolve(status, error=f"no answer within {2 * longest + 0.5:g}s")
+            status = attrs.evolve(status, error=f"no answer within {grace:g}s")
             out.append((status, None))  # its thread closes it when the health call finally returns
             continue
         if call.error is not None:
@@ -258,8 +259,10 @@ def discover_engines(
         if status.healthy and engine is not None:
             found.append((status.key, engine))
             continue
-        if status.error and status.configured:
-            log.warning("engine %r: %s", status.key, status.error)
+        if engine is None and status.error and not status.error.startswith("no answer within"):
+            log.warning("engine %r could not be built: %s", status.key, status.error)  # a broken plugin or config
+        else:
+            log.debug("engine %r: %s", status.key, status.error)
         if engine is not None:
             engine.close()
     return found

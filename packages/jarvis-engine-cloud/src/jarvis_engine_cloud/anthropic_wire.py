@@ -18,7 +18,6 @@ from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence
 from jarvis_core.engine.http_errors import classify_http_error
 from jarvis_core.errors import EngineError, StreamError
 from jarvis_core.types import Completion, MessageLike, Role, StreamChunk, ToolCall, Usage, normalize_finish_reason
-
 from jarvis_engine_cloud.wire_common import (
     OptionValueError,
     arguments_object,

@@ -14,8 +14,8 @@ import os
 from typing import Dict, Iterable, Mapping, Optional, Tuple
 
 import attrs
-from jarvis_core.errors import AuthenticationError
 
+from jarvis_core.errors import AuthenticationError
 from jarvis_engine_cloud.routing import ANTHROPIC, GOOGLE, OPENAI
 
 __all__ = [
@@ -137,7 +137,7 @@ def missing_key_error(provider: str) -> AuthenticationError:
 
 
 #: Shorter "keys" (test placeholders) are not scrubbed: replacing them would garble every message.
-MIN_SCRUB_LENGTH = 800
+MIN_SCRUB_LENGTH = 8
 
 
 def scrub(text: str, secrets: Iterable[Secret]) -> str:

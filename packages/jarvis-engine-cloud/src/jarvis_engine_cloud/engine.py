@@ -12,13 +12,14 @@ because OpenAI's reasoning models and Anthropic's extended thinking reject any t
 from __future__ import annotations
 
 import contextlib
+import threading
 from typing import Any, AsyncIterator, Dict, Iterator, List, Mapping, Optional, Sequence
 
 import httpx
+
 from jarvis_core.engine.base import InferenceEngine
 from jarvis_core.errors import AuthenticationError, JarvisError
 from jarvis_core.types import Completion, MessageLike, StreamChunk
-
 from jarvis_engine_cloud.credentials import (
     KEY_VARS,
     ProviderSettings,
@@ -115,6 +116,7 @@ class CloudEngine(InferenceEngine):
         }
         self._extra = {ANTHROPIC: {"anthropic_version": anthropic_version}, OPENAI: {"max_tokens_field": openai_max_tokens_field}}
         self._clients: Dict[str, ProviderClient] = {}
+        self._lock = threading.Lock()
 
     # -- providers ----------------------------------------------------------------------------------
     def providers(self) -> List[str]:
@@ -131,10 +133,13 @@ class CloudEngine(InferenceEngine):
         settings = self._settings[provider]
         if not settings.has_key:
             raise missing_key_error(provider)
-        client = PROVIDER_CLASSES[provider](
-            settings, retry=self.retry, secrets=self._secrets, **self._client_options, **self._extra.get(provider, {})
-        )
-        self._clients[provider] = client
+        with self._lock:  # discovery probes health from several threads
+            client = self._clients.get(provider)
+            if client is None:
+                client = self._clients[provider] = PROVIDER_CLASSES[provider](
+                    settings, retry=self.retry, secrets=self._secrets, **self._client_options,
+                    **self._extra.get(provider, {}),
+                )
         return client
 
     def route(self, model: str) -> Route:

@@ -22,7 +22,6 @@ from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tupl
 
 from jarvis_core.errors import ContentFilterError, StreamError
 from jarvis_core.types import Completion, MessageLike, Role, StreamChunk, ToolCall, Usage
-
 from jarvis_engine_cloud.wire_common import (
     OptionValueError,
     arguments_object,
@@ -275,7 +274,7 @@ class _Accumulator:
     def __init__(self) -> None:
         self.calls: List[ToolCall] = []
         self.finish: Optional[str] = None
-        self.usage: Optional[Usage] = None
+        self.raw_usage: Any = None
         self.meta: Dict[str, Any] = {"provider": "google"}
         self.model = ""
 
@@ -284,7 +283,7 @@ class _Accumulator:
         if not isinstance(payload, Mapping):
             raise StreamError(f"cloud (google): not a GenerateContentResponse: {str(payload)[:200]}", engine_id="cloud")
         if payload.get("usageMetadata"):
-            self.usage = parse_usage(payload["usageMetadata"])  # repeated on every chunk: the last one wins
+            self.raw_usage = payload["usageMetadata"]  # repeated on every chunk: the last one wins
         if payload.get("modelVersion"):
             self.model = str(payload["modelVersion"])
         if payload.get("responseId"):
@@ -320,6 +319,10 @@ class _Accumulator:
             name=str(fc.get("name") or ""),
             arguments=json.dumps(args if isinstance(args, Mapping) else {}, ensure_ascii=False),
         )
+
+    @property
+    def usage(self) -> Optional[Usage]:
+        return parse_usage(self.raw_usage) if self.raw_usage else None
 
     def finish_reason(self) -> str:
         raw = (self.finish or "STOP").upper()

@@ -19,6 +19,7 @@ import contextlib
 from typing import Any, AsyncIterator, Callable, ClassVar, Dict, FrozenSet, Mapping, Optional, Sequence
 
 import httpx
+
 from jarvis_core.engine.http import HTTPEngine
 from jarvis_core.engine.http_errors import classify_http_error, parse_retry_after
 from jarvis_core.errors import (
@@ -30,7 +31,6 @@ from jarvis_core.errors import (
     StreamError,
 )
 from jarvis_core.types import StreamChunk
-
 from jarvis_engine_cloud.credentials import URL_VARS, ProviderSettings, Secret, scrub
 from jarvis_engine_cloud.retry import RetryPolicy
 

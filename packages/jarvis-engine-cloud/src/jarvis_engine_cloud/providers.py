@@ -11,12 +11,12 @@ from typing import Any, AsyncIterator, ClassVar, Dict, FrozenSet, List, Optional
 from urllib.parse import quote
 
 import attrs
+
 from jarvis_core.engine.messages import coerce_messages
 from jarvis_core.engine.openai_wire import ChatStreamDecoder, build_chat_payload, parse_chat_completion
 from jarvis_core.engine.streams import aiter_sse, decode_json
 from jarvis_core.errors import AuthenticationError, EngineHTTPError, ModelNotFoundError
 from jarvis_core.types import Completion, MessageLike, StreamChunk
-
 from jarvis_engine_cloud import anthropic_wire, gemini_wire
 from jarvis_engine_cloud.provider_base import ProviderClient
 from jarvis_engine_cloud.routing import ANTHROPIC, GOOGLE, OPENAI
@@ -163,7 +163,7 @@ class GeminiClient(ProviderClient):
             async with self.open_lines(path, body, model=model) as lines:
                 async for event in aiter_sse(lines):
                     if event.data.strip() == "[DONE]":  # Gemini sends none; some proxies add one
-                        break
+                        continue
                     for chunk in decoder.feed(decode_json(event.data, engine_id="cloud")):
                         yield chunk
             for chunk in decoder.finish():
@@ -242,9 +242,11 @@ class OpenAIClient(ProviderClient):
             done = False
             async with self.open_lines("/chat/completions", body, model=model) as lines:
                 async for event in aiter_sse(lines):
+                    if done:
+                        continue  # read to the end, so that the connection goes back to the pool
                     if event.data.strip() == "[DONE]":
                         done = True
-                        break
+                        continue
                     for chunk in decoder.feed(decode_json(event.data, engine_id="cloud")):
                         yield chunk
             for chunk in decoder.finish(done=done):

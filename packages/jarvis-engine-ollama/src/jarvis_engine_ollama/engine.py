@@ -10,14 +10,12 @@ through :class:`jarvis_core.defaults.ModelAdapter`.
 
 from __future__ import annotations
 
-import json
 from typing import Any, AsyncIterator, Dict, List, Mapping, Optional, Sequence
 
 import httpx
 
 from jarvis_core.engine.http import HTTPEngine
 from jarvis_core.engine.http_errors import error_from_payload, error_message_of
-from jarvis_core.engine.streams import aiter_ndjson
 from jarvis_core.errors import (
     BadRequestError,
     EngineError,
@@ -28,9 +26,16 @@ from jarvis_core.errors import (
 )
 from jarvis_core.events import EventBus, default_bus
 from jarvis_core.types import Completion, MessageLike, StreamChunk, Usage
-
+from jarvis_engine_ollama.answers import (
+    NO_METADATA,
+    answer_metadata,
+    decode_line,
+    finish_reason,
+    incomplete_stream,
+)
 from jarvis_engine_ollama.host import DEFAULT_HOST, host_from_environment, resolve_host
 from jarvis_engine_ollama.model_info import ModelDetails, RunningModel
+from jarvis_engine_ollama.ndjson import ndjson_batches
 from jarvis_engine_ollama.options import (
     ALLOWED_OPTIONS,
     DEFAULT_NUM_CTX,
@@ -42,47 +47,13 @@ from jarvis_engine_ollama.options import (
     check_think,
     wire_options,
 )
-from jarvis_engine_ollama.truncation import check_truncation, prompt_chars, report_truncation
+from jarvis_engine_ollama.request import ChatRequest, ModelPlan
+from jarvis_engine_ollama.truncation import check_truncation, report_truncation
 from jarvis_engine_ollama.wire import messages_to_ollama, tool_calls_from_ollama, tools_to_ollama
 
 __all__ = ["OllamaEngine"]
 
-_DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
 _CHAT = "/api/chat"
-
-
-def _finish_reason(has_calls: bool, done_reason: Optional[str]) -> str:
-    if has_calls:
-        return "tool_calls"
-    return "length" if done_reason == "length" else "stop"
-
-
-def _metadata(final: Mapping[str, Any]) -> Dict[str, Any]:
-    """Ollama's extras of a final response: done_reason, created_at, durations (ns) and tokens/s."""
-    meta: Dict[str, Any] = {"done_reason": final.get("done_reason")}
-    if final.get("created_at"):
-        meta["created_at"] = final["created_at"]
-    for key in _DURATIONS:
-        value = final.get(key)
-        if value is not None:
-            meta[key + "_ns"] = value
-    evals, ns = final.get("eval_count"), final.get("eval_duration")
-    if evals and ns:
-        meta["tokens_per_second"] = evals / ns * 1e9
-    return meta
-
-
-class _Request:
-    """One prepared ``/api/chat`` call: the body plus what is needed to read its answer."""
-
-    __slots__ = ("adapter", "body", "model", "num_ctx", "tools")
-
-    def __init__(self, body: Dict[str, Any], model: str, adapter: Any, tools: Any, num_ctx: Optional[int]) -> None:
-        self.body, self.model, self.adapter, self.tools, self.num_ctx = body, model, adapter, tools, num_ctx
-
-    def prompt_chars(self) -> int:
-        tools = self.body.get("tools")
-        return prompt_chars(self.body["messages"], len(json.dumps(tools)) if tools else 0)
 
 
 class OllamaEngine(HTTPEngine):
@@ -146,17 +117,17 @@ class OllamaEngine(HTTPEngine):
         self.think = check_think(think)
         self.model_defaults = model_defaults
         self.bus = bus
-        self._adapters: Dict[str, Any] = {}
+        self._plans: Dict[str, ModelPlan] = {}
 
     # -- request building -----------------------------------------------------------------------------
-    def _adapter(self, model: str) -> Any:
-        adapter = self._adapters.get(model)
-        if adapter is None:
+    def _plan(self, model: str) -> ModelPlan:
+        plan = self._plans.get(model)
+        if plan is None:
             from jarvis_core.defaults import ModelAdapter
 
-            adapter = ModelAdapter.for_model(model, self.engine_id, user_rules=self.model_defaults)
-            self._adapters[model] = adapter
-        return adapter
+            plan = ModelPlan(ModelAdapter.for_model(model, self.engine_id, user_rules=self.model_defaults))
+            self._plans[model] = plan
+        return plan
 
     def _request(
         self,
@@ -167,22 +138,25 @@ class OllamaEngine(HTTPEngine):
         tools: Any,
         options: Dict[str, Any],
         stream: bool,
-    ) -> _Request:
+    ) -> ChatRequest:
         if not isinstance(model, str) or not model.strip():
             raise InvalidOptionValueError("model", model, "a model name such as 'llama3.2' (see `ollama list`)")
-        if options:
-            self.check_options(options)
-        adapter = self._adapter(model)
-        explicit = {"temperature": temperature}
-        for key in SAMPLING_KEYS[1:]:
-            if key in options:
-                explicit[key] = options[key]
-        num_ctx = check_num_ctx(options["num_ctx"]) if "num_ctx" in options else self.num_ctx
+        plan = self._plan(model)
         body: Dict[str, Any] = {"model": model, "messages": messages_to_ollama(messages), "stream": stream}
         wire_tools = tools_to_ollama(tools)
         if wire_tools:
             body["tools"] = wire_tools
-        opts = wire_options(adapter.sampling(explicit), options, max_tokens=max_tokens, num_ctx=num_ctx)
+        if options or temperature is not None:
+            self.check_options(options)
+            explicit = {"temperature": temperature}
+            for key in SAMPLING_KEYS[1:]:
+                if key in options:
+                    explicit[key] = options[key]
+            num_ctx = check_num_ctx(options["num_ctx"]) if "num_ctx" in options else self.num_ctx
+            opts = wire_options(plan.adapter.sampling(explicit), options, max_tokens=max_tokens, num_ctx=num_ctx)
+        else:  # the common call: the model's defaults, checked once per model
+            num_ctx = self.num_ctx
+            opts = wire_options(plan.sampling, options, max_tokens=max_tokens, num_ctx=num_ctx, checked=True)
         if opts:
             body["options"] = opts
         think = check_think(options["think"]) if "think" in options else self.think
@@ -194,10 +168,11 @@ class OllamaEngine(HTTPEngine):
         keep_alive = check_keep_alive(options["keep_alive"]) if "keep_alive" in options else self.keep_alive
         if keep_alive is not None:
             body["keep_alive"] = keep_alive
-        return _Request(body, model, adapter, tools if wire_tools else None, num_ctx or None)
+        req_tools = tools if wire_tools else None
+        return ChatRequest(body, model, plan.adapter, req_tools, num_ctx or None, plan.passthrough(req_tools))
 
     # -- reading answers ------------------------------------------------------------------------------
-    def _truncation(self, req: _Request, final: Mapping[str, Any], meta: Dict[str, Any]) -> None:
+    def _truncation(self, req: ChatRequest, final: Mapping[str, Any], meta: Dict[str, Any]) -> None:
         if not req.num_ctx:
             return
         facts = check_truncation(
@@ -210,14 +185,14 @@ class OllamaEngine(HTTPEngine):
             meta["prompt_truncated"] = facts
             report_truncation(facts, model=req.model, bus=self.bus or default_bus(), stacklevel=4)
 
-    def _completion(self, req: _Request, obj: Any) -> Completion:
+    def _completion(self, req: ChatRequest, obj: Any) -> Completion:
         if not isinstance(obj, dict):
             raise StreamError(f"ollama: {_CHAT} answered with {type(obj).__name__}, not a JSON object", engine_id="ollama")
         if obj.get("error"):
             raise error_from_payload(obj, engine_id=self.engine_id)
         msg = obj.get("message") or {}
         calls = tool_calls_from_ollama(msg.get("tool_calls"), set())
-        meta = _metadata(obj)
+        meta = answer_metadata(obj)
         self._truncation(req, obj, meta)
         completion = Completion(
             content=msg.get("content") or None,
@@ -225,10 +200,10 @@ class OllamaEngine(HTTPEngine):
             tool_calls=calls,
             usage=Usage(obj.get("prompt_eval_count") or 0, obj.get("eval_count") or 0),
             model=obj.get("model") or req.model,
-            finish_reason=_finish_reason(bool(calls), obj.get("done_reason")),
+            finish_reason=finish_reason(bool(calls), obj.get("done_reason")),
             metadata=meta,
         )
-        return req.adapter.postprocess(completion, tools=req.tools)
+        return completion if req.passthrough else req.adapter.postprocess(completion, tools=req.tools)
 
     # -- generation -----------------------------------------------------------------------------------
     def generate(
@@ -259,47 +234,50 @@ class OllamaEngine(HTTPEngine):
         """``POST /api/chat`` streamed as NDJSON: content and reasoning deltas as they come, then one final
         chunk with the complete tool calls, usage, finish reason and metadata."""
         req = self._request(messages, model, temperature, max_tokens, tools, options, stream=True)
-        proc = req.adapter.stream_processor(tools=req.tools)
+        passthrough = req.passthrough
+        proc = None if passthrough else req.adapter.stream_processor(tools=req.tools)
         seen: set = set()
         calls: List[Any] = []
         final: Optional[Dict[str, Any]] = None
-        async with self.astream_lines("POST", _CHAT, json_body=req.body, model=model) as lines:
-            async for obj in aiter_ndjson(lines, engine_id=self.engine_id):
-                if final is not None:
-                    continue  # drain to the end so the connection goes back to the pool
-                msg = obj.get("message")
-                content = thinking = None
-                if msg:
-                    content = msg.get("content") or None
-                    thinking = msg.get("thinking") or None
-                    if msg.get("tool_calls"):
-                        calls.extend(tool_calls_from_ollama(msg["tool_calls"], seen))
-                if obj.get("done"):
-                    final = obj
-                    meta = _metadata(obj)
-                    self._truncation(req, obj, meta)
-                    chunk = StreamChunk(
-                        content=content,
-                        reasoning=thinking,
-                        tool_calls=tuple(calls),
-                        finish_reason=_finish_reason(bool(calls), obj.get("done_reason")),
-                        usage=Usage(obj.get("prompt_eval_count") or 0, obj.get("eval_count") or 0),
-                        metadata=meta,
-                    )
-                elif content is not None or thinking is not None:
-                    chunk = StreamChunk(content=content, reasoning=thinking)
-                else:
-                    continue
-                for out in proc.feed(chunk):
-                    yield out
+        async with ndjson_batches(self, _CHAT, req.body, model=req.model) as batches:
+            async for batch in batches:
+                for line in batch:
+                    obj = decode_line(line)
+                    if obj is None or final is not None:
+                        continue  # after the done line: drain, so the connection goes back to the pool
+                    msg = obj.get("message")
+                    content = thinking = None
+                    if msg:
+                        content = msg.get("content") or None
+                        thinking = msg.get("thinking") or None
+                        if msg.get("tool_calls"):
+                            calls.extend(tool_calls_from_ollama(msg["tool_calls"], seen))
+                    if obj.get("done"):
+                        final = obj
+                        meta = answer_metadata(obj)
+                        self._truncation(req, obj, meta)
+                        chunk = StreamChunk(
+                            content=content,
+                            reasoning=thinking,
+                            tool_calls=tuple(calls),
+                            finish_reason=finish_reason(bool(calls), obj.get("done_reason")),
+                            usage=Usage(obj.get("prompt_eval_count") or 0, obj.get("eval_count") or 0),
+                            metadata=meta,
+                        )
+                    elif content is not None or thinking is not None:
+                        chunk = StreamChunk(content, thinking, (), None, None, NO_METADATA)
+                    else:
+                        continue
+                    if passthrough:
+                        yield chunk
+                    else:
+                        for out in proc.feed(chunk):
+                            yield out
         if final is None:
-            raise StreamError(
-                "ollama: the stream ended without its final (done) line; the server may have crashed or been "
-                "restarted mid-answer",
-                engine_id=self.engine_id,
-            )
-        for out in proc.finish():
-            yield out
+            raise incomplete_stream()
+        if not passthrough:
+            for out in proc.finish():
+                yield out
 
     async def stream(
         self,
@@ -312,11 +290,32 @@ class OllamaEngine(HTTPEngine):
         **options: Any,
     ) -> AsyncIterator[str]:
         """The answer's text deltas (reasoning and tool calls are left out; see :meth:`stream_full`)."""
-        async for chunk in self.stream_full(
-            messages, model=model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options
-        ):
-            if chunk.content:
-                yield chunk.content
+        req = self._request(messages, model, temperature, max_tokens, tools, options, stream=True)
+        if not req.passthrough:
+            async for chunk in self.stream_full(
+                messages, model=model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options
+            ):
+                if chunk.content:
+                    yield chunk.content
+            return
+        # The text-only hot path: no chunk objects, one generator step per line.
+        final = None
+        async with ndjson_batches(self, _CHAT, req.body, model=req.model) as batches:
+            async for batch in batches:
+                for line in batch:
+                    obj = decode_line(line)
+                    if obj is None or final is not None:
+                        continue
+                    msg = obj.get("message")
+                    if msg:
+                        content = msg.get("content")
+                        if content:
+                            yield content
+                    if obj.get("done"):
+                        final = obj
+                        self._truncation(req, obj, {})
+        if final is None:
+            raise incomplete_stream()
 
     # -- models ---------------------------------------------------------------------------------------
     def list_models(self) -> List[str]:

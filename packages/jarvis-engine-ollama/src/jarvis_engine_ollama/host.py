@@ -11,7 +11,7 @@ following Ollama's own parsing:
   ``[::1]``: a server bound to every interface is reachable on loopback, and connecting *to* 0.0.0.0 fails
   on some systems (Windows);
 * a path is kept (Ollama behind a reverse proxy under a prefix); surrounding quotes and spaces are dropped;
-* a port that is not a number in 0–65535 is a :class:`~jarvis_core.errors.ConfigError` (Ollama only warns
+* a port that is not a number in 0-65535 is a :class:`~jarvis_core.errors.ConfigError` (Ollama only warns
   and silently uses the default port; we refuse to guess).
 """
 
@@ -34,7 +34,7 @@ _SCHEME_PORTS = {"http": 80, "https": 443}
 _UNSPECIFIED = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
 
 
-def _split_host_port(hostport: str, source: str) -> "tuple[str, Optional[str]]":
+def _split_host_port(hostport: str, source: str) -> tuple[str, Optional[str]]:
     """Split ``host[:port]`` / ``[v6]:port`` / bare IPv6; the port is ``None`` when absent."""
     if hostport.startswith("["):
         end = hostport.find("]")

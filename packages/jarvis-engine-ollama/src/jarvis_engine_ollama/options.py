@@ -9,7 +9,7 @@ with a value of the wrong kind raises :class:`InvalidOptionValueError`, before a
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, FrozenSet, Optional
+from typing import Any, Dict, FrozenSet, Mapping, Optional
 
 from jarvis_core.errors import InvalidOptionError
 
@@ -90,10 +90,28 @@ def check_num_ctx(value: Any) -> Optional[int]:
 
 
 def wire_options(
-    sampling: Dict[str, Any], options: Dict[str, Any], *, max_tokens: Optional[int], num_ctx: Optional[int]
+    sampling: Mapping[str, Any],
+    options: Mapping[str, Any],
+    *,
+    max_tokens: Optional[int],
+    num_ctx: Optional[int],
+    checked: bool = False,
 ) -> Dict[str, Any]:
-    """The request's ``options`` object: checked sampling values, ``num_predict``, ``num_ctx``, seed, stop."""
-    out: Dict[str, Any] = {}
+    """The request's ``options`` object: checked sampling values, ``num_predict``, ``num_ctx``, seed, stop.
+
+    ``checked=True`` says ``sampling`` is the output of an earlier call (already checked) and ``options``
+    is empty: only ``max_tokens`` and ``num_ctx`` are added.
+    """
+    if checked:
+        out = dict(sampling)
+        if max_tokens is not None:
+            if max_tokens.__class__ is not int:
+                raise InvalidOptionValueError("max_tokens", max_tokens, "an integer (or None for no limit)")
+            out["num_predict"] = max_tokens
+        if num_ctx:
+            out["num_ctx"] = num_ctx
+        return out
+    out = {}
     for key, value in sampling.items():
         if value is None:
             continue
@@ -106,8 +124,11 @@ def wire_options(
             if not _is_number(value) or (key == "seed" and not isinstance(value, int)):
                 raise InvalidOptionValueError(key, value, "an integer" if key == "seed" else "a number")
             out[key] = value
-    if "top_k" in out and not isinstance(out["top_k"], int):
-        raise InvalidOptionValueError("top_k", out["top_k"], "an integer")
+    if "top_k" in out:
+        if not isinstance(out["top_k"], int):
+            raise InvalidOptionValueError("top_k", out["top_k"], "an integer")
+        if out["top_k"] < 0:
+            out["top_k"] = 0  # family tables say -1 for "no top-k"; Ollama's samplers take 0 for that
     stop = options.get("stop")
     if stop is not None:
         if isinstance(stop, str):

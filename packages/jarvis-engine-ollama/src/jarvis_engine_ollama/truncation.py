@@ -17,7 +17,7 @@ The rule (two signals; either is enough):
 ``estimate_exceeds``
     A *lower bound* on the prompt's size already exceeds ``num_ctx``: the characters of all message texts
     and tool schemas divided by :data:`MAX_CHARS_PER_TOKEN` (6). Tokenizers of current model families
-    average 3–4.5 characters per token on prose and code, so a real prompt is very unlikely to be smaller
+    average 3-4.5 characters per token on prose and code, so a real prompt is very unlikely to be smaller
     than this bound; when even the bound does not fit, the server must have dropped something, cache or not.
 
 Nothing is checked when ``num_ctx`` is unknown (the engine was told ``num_ctx=0``: "let the server decide").

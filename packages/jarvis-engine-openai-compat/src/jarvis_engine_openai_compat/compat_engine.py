@@ -19,13 +19,14 @@ import warnings
 from typing import Any, AsyncIterator, ClassVar, Dict, FrozenSet, List, Mapping, Optional, Sequence
 
 import httpx
+
 from jarvis_core.engine.base import SAMPLING_OPTIONS, ToolLike
-from jarvis_core.engine.http import HTTPEngine, translate_transport_error
 from jarvis_core.engine.messages import messages_to_dicts, tools_to_openai
 from jarvis_core.engine.openai_wire import (
     ChatStreamDecoder,
     SSEByteDecoder,
     build_chat_payload,
+    loads_payload,
     parse_chat_completion,
 )
 from jarvis_core.errors import (
@@ -39,8 +40,9 @@ from jarvis_core.errors import (
     ToolsNotSupportedError,
 )
 from jarvis_core.events import EventType
+from jarvis_core.plugins.registry import get_registry
 from jarvis_core.types import Completion, MessageLike, StreamChunk
-
+from jarvis_engine_openai_compat.keepalive import KeepAliveHTTPEngine
 from jarvis_engine_openai_compat.tool_modes import (
     TOOL_MODES,
     ConflictingOptionError,
@@ -81,7 +83,7 @@ class _Call:
         self.dropped = False
 
 
-class OpenAICompatEngine(HTTPEngine):
+class OpenAICompatEngine(KeepAliveHTTPEngine):
     """Any server with an OpenAI-compatible chat API. ``host`` (or ``base_url``) is required.
 
     :param host: base URL; a trailing ``/v1`` is accepted. ``<KEY>_HOST`` overrides it through the config.
@@ -134,6 +136,7 @@ class OpenAICompatEngine(HTTPEngine):
         self._bus = bus
         self._no_tools_models: set = set()
         self._template_tools: Optional[bool] = None
+        self._adapters: Dict[Any, Any] = {}
 
     # -- errors -------------------------------------------------------------------------------------
     def classify_error(self, response: httpx.Response, body: Any, *, model: Optional[str] = None) -> EngineError:
@@ -153,9 +156,18 @@ class OpenAICompatEngine(HTTPEngine):
 
     # -- request building -----------------------------------------------------------------------------
     def _adapter(self, model: str) -> Any:
-        from jarvis_core.defaults import ModelAdapter
+        # ModelAdapter.for_model caches too, but keys on the serialized user rules; this is the per-request path.
+        registry = get_registry()
+        key = (model, id(registry))
+        adapter = self._adapters.get(key)
+        if adapter is None:
+            from jarvis_core.defaults import ModelAdapter
 
-        return ModelAdapter.for_model(model, self.engine_id, user_rules=self._model_defaults)
+            if len(self._adapters) >= 64:
+                self._adapters.clear()
+            adapter = self._adapters[key] = ModelAdapter.for_model(
+                model, self.engine_id, user_rules=self._model_defaults, registry=registry)
+        return adapter
 
     def _requested_mode(self, tools: Any, options: Mapping[str, Any]) -> str:
         if not tools:
@@ -289,7 +301,7 @@ class OpenAICompatEngine(HTTPEngine):
             payload = self.request_json("POST", self.chat_path, json_body=call.payload, model=model)
         return self._finish(call, parse_chat_completion(payload, engine_id=self.engine_id))
 
-    async def stream_full(
+    def stream_full(
         self,
         messages: Sequence[MessageLike],
         *,
@@ -299,29 +311,54 @@ class OpenAICompatEngine(HTTPEngine):
         tools: Optional[Sequence[ToolLike]] = None,
         **options: Any,
     ) -> AsyncIterator[StreamChunk]:
-        """Stream content and reasoning deltas, then one final chunk with tool calls, usage and finish reason."""
+        """Stream content and reasoning deltas, then one final chunk with tool calls, usage and finish reason.
+
+        Nothing is sent (and options are not checked) until iteration starts, as with any async generator.
+        """
+        return self._run_stream(messages, model, temperature, max_tokens, tools, options, False)
+
+    def stream(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        model: str,
+        temperature: Optional[float] = None,
+        max_tokens: int = 1024,
+        tools: Optional[Sequence[ToolLike]] = None,
+        **options: Any,
+    ) -> AsyncIterator[str]:
+        """Stream the response text (the content deltas of :meth:`stream_full`)."""
+        return self._run_stream(messages, model, temperature, max_tokens, tools, options, True)
+
+    async def _run_stream(self, messages: Sequence[MessageLike], model: str, temperature: Optional[float],
+                          max_tokens: Optional[int], tools: Optional[Sequence[ToolLike]], options: Dict[str, Any],
+                          text_only: bool) -> AsyncIterator[Any]:
         self.check_options(options)
         mode = self._requested_mode(tools, options)
         if mode == "auto":
             mode = self._auto_mode() or await self._acaps_probe()
         call = self._build(messages, model, temperature, max_tokens, tools, options, mode, stream=True)
         decoder = ChatStreamDecoder(engine_id=self.engine_id)
-        dfeed = decoder.feed
         constrained = call.mode == "json_schema"
         buffered: List[str] = []
         proc = call.adapter.stream_processor(call.tools) if call.adapter is not None and not constrained else None
+        # The hot path: no post-processing, so each payload becomes at most one yield.
+        fast = decoder.text if text_only else decoder.delta
         plain = proc is None and not constrained
         sse = SSEByteDecoder()
         sse_feed = sse.feed
-        loads = json.loads
+        loads = loads_payload
+        engine_id = self.engine_id
         done = False
         async with contextlib.AsyncExitStack() as stack:
             try:
-                response = await stack.enter_async_context(self._astream_response(call))
+                response = await stack.enter_async_context(
+                    self.astream_response(self.chat_path, call.payload, model=model))
             except ToolsNotSupportedError as exc:
                 if not self._drop_tools(call, exc):
                     raise
-                response = await stack.enter_async_context(self._astream_response(call))
+                response = await stack.enter_async_context(
+                    self.astream_response(self.chat_path, call.payload, model=model))
             body = response.aiter_bytes()
             stack.push_async_callback(body.aclose)
             ended = False
@@ -333,58 +370,39 @@ class OpenAICompatEngine(HTTPEngine):
                 except StopAsyncIteration:
                     payloads, ended = sse.flush(), True
                 except httpx.TransportError as exc:
-                    raise self._broken(exc) from None
+                    raise self.broken(exc, self.chat_path) from None
                 for raw in payloads:
                     if done:
                         continue
-                    if raw == b"[DONE]":
+                    if raw == "[DONE]":
                         done = True
                         continue
-                    try:
-                        obj = loads(raw)
-                    except ValueError:
-                        raise StreamError(f"{self.engine_id} sent malformed JSON in its stream: {raw[:200]!r}",
-                                          engine_id=self.engine_id) from None
-                    for chunk in dfeed(obj):
-                        if plain:
-                            yield chunk
-                        elif constrained:
-                            if chunk.content:
-                                buffered.append(chunk.content)
-                            if chunk.reasoning:
-                                yield StreamChunk(reasoning=chunk.reasoning)
-                        else:
-                            for out in proc.feed(chunk):
+                    obj = loads(raw, engine_id=engine_id)
+                    if plain:
+                        out = fast(obj)
+                        if out is not None:
+                            yield out
+                        continue
+                    chunk = decoder.delta(obj)
+                    if chunk is None:
+                        continue
+                    if constrained:
+                        if chunk.content:
+                            buffered.append(chunk.content)
+                        if chunk.reasoning and not text_only:
+                            yield StreamChunk(reasoning=chunk.reasoning)
+                    else:
+                        for out in proc.feed(chunk):
+                            if not text_only:
                                 yield out
+                            elif out.content:
+                                yield out.content
         final = decoder.finish(done=done or decoder.finish_reason is not None)
         for chunk in self._final_chunks(call, final, "".join(buffered) if constrained else None, proc):
-            yield chunk
-
-    @contextlib.asynccontextmanager
-    async def _astream_response(self, call: _Call) -> AsyncIterator[httpx.Response]:
-        """Open the streamed POST; error statuses raise before anything is yielded; leaving closes it."""
-        client = self.aclient
-        request = client.build_request(
-            "POST", self.chat_path, content=json.dumps(call.payload).encode(),
-            headers={"content-type": "application/json", "accept": "text/event-stream"},
-        )
-        try:
-            response = await client.send(request, stream=True)
-        except httpx.TransportError as exc:
-            raise translate_transport_error(exc, engine_id=self.engine_id, url=self.base_url + self.chat_path) from None
-        try:
-            if response.status_code >= 400:
-                await response.aread()
-                self._raise_for_status(response, model=call.model)
-            yield response
-        finally:
-            await response.aclose()
-
-    def _broken(self, exc: Exception) -> EngineError:
-        err = translate_transport_error(exc, engine_id=self.engine_id, url=self.base_url + self.chat_path)
-        if isinstance(err, StreamError):
-            return err
-        return StreamError(f"{self.engine_id}: the stream from {self.base_url} broke off: {err}", engine_id=self.engine_id)
+            if not text_only:
+                yield chunk
+            elif chunk.content:
+                yield chunk.content
 
     def _final_chunks(self, call: _Call, final: List[StreamChunk], text: Optional[str], proc: Any) -> List[StreamChunk]:
         import attrs

@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import ClassVar, FrozenSet, Mapping, Optional
 
 from jarvis_core.engine.base import SAMPLING_OPTIONS
-
 from jarvis_engine_openai_compat.compat_engine import COMMON_OPTIONS, LOCAL_SAMPLING, OpenAICompatEngine
 
 __all__ = ["LMStudioEngine", "LlamaCppEngine", "OpenAICompatEngine", "SGLangEngine", "VLLMEngine"]

@@ -14,7 +14,7 @@ import argparse
 import sys
 from typing import Any, Dict, List, Optional
 
-__all__ = ["add_engine_arguments", "add_parser", "jarvis_from_args", "request_options", "run"]
+__all__ = ["add_engine_arguments", "add_parser", "close_quietly", "jarvis_from_args", "request_options", "run"]
 
 
 def add_engine_arguments(p: argparse.ArgumentParser) -> None:
@@ -103,7 +103,18 @@ def run(args: argparse.Namespace) -> int:
         stream_answer(jarvis, prompt, request_options(args))
         return 0
     finally:
+        close_quietly(jarvis)
+
+
+def close_quietly(jarvis: Any) -> None:
+    """Close the session (stopping a managed server); a failure to close is a warning line, so it never
+    hides the error that ended the command."""
+    from jarvis_core.cli import output
+
+    try:
         jarvis.close()
+    except Exception as exc:
+        output.show_warning(f"closing the engine failed: {type(exc).__name__}: {exc}", RuntimeWarning, "", 0)
 
 
 def stream_answer(jarvis: Any, prompt: Any, options: Dict[str, Any]) -> str:

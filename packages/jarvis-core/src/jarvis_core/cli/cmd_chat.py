@@ -35,7 +35,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Run the session; the engine is closed (a managed server stopped) on every path."""
     from jarvis_core.cli import output
-    from jarvis_core.cli.cmd_ask import jarvis_from_args, request_options, stream_answer
+    from jarvis_core.cli.cmd_ask import close_quietly, jarvis_from_args, request_options, stream_answer
     from jarvis_core.errors import EngineError
     from jarvis_core.types import Message
 
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
             if not args.fresh:
                 history.extend([question, Message.assistant(answer)])
     finally:
-        jarvis.close()
+        close_quietly(jarvis)
 
 
 def _read_line(interactive: bool) -> Any:

@@ -81,7 +81,7 @@ def load_config(
 
     engine = _load_engine(src, data.get("engine", {}), reg)
     agent = structure_table(src, data.get("agent", {}), AgentConfig, ("agent",))
-    model_defaults = _load_model_defaults(src, data.get("model_defaults", {}))
+    model_defaults = _load_model_defaults(src, data.get("model_defaults", {}), reg)
 
     sources = {dotted(p): f"{src.path}:{line}" for p, line in src.lines.items() if src.path}
     default_engine = os.fspath(env.get(ENGINE_ENV, "")).strip()
@@ -172,7 +172,7 @@ def _strict_plugins() -> bool:
     return os.environ.get("JARVIS_STRICT_PLUGINS", "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def _load_model_defaults(src: TomlSource, table: Any) -> Dict[str, Dict[str, Any]]:
+def _load_model_defaults(src: TomlSource, table: Any, reg: Registry) -> Dict[str, Dict[str, Any]]:
     path: KeyPath = ("model_defaults",)
     if not isinstance(table, dict):
         raise type_error(src, path, 'a table of [model_defaults."<pattern>"] tables', table)
@@ -182,8 +182,23 @@ def _load_model_defaults(src: TomlSource, table: Any) -> Dict[str, Dict[str, Any
             raise ConfigError("a model_defaults pattern is empty", path=src.path, key="model_defaults",
                               line=src.line_of((*path, pattern)))
         structured = structure_table(src, rule, ModelDefaultsRule, (*path, pattern))
+        for kind in ("tool", "reasoning"):
+            _check_parser(src, reg, kind, getattr(structured, f"{kind}_parser"), (*path, pattern, f"{kind}_parser"))
         rules[pattern] = structured.to_dict()
     return rules
+
+
+def _check_parser(src: TomlSource, reg: Registry, kind: str, name: Optional[str], path: KeyPath) -> None:
+    """A parser name must be registered (checked only when some parser of that kind is installed)."""
+    if name is None:
+        return
+    known = [k.partition(":")[2] for k in reg.items("parser") if k.startswith(kind + ":")]
+    if known and name not in known:
+        guess = nearest(name, known)
+        raise ConfigError(
+            f"unknown {kind} parser {name!r} for {dotted(path)!r}; installed: {', '.join(sorted(known))}",
+            path=src.path, key=dotted(path), line=src.line_of(path), suggestion=guess,
+        )
 
 
 def _env_hosts(engine: EngineSettings, env: Mapping[str, str], reg: Registry) -> Dict[str, Tuple[str, str, str]]:

@@ -39,6 +39,20 @@ def env_var_for(engine_key: str) -> str:
     return engine_key.upper().replace("-", "_").replace(".", "_") + "_HOST"
 
 
+def _masked_repr(sections: Mapping[str, Any]) -> str:
+    """``repr`` of the engine tables with secrets masked, whatever the plugin's class does in its own repr."""
+    parts = []
+    for key, section in sections.items():
+        if attrs.has(type(section)):
+            items = {f.name: getattr(section, f.name) for f in attrs.fields(type(section))}
+            name = type(section).__name__
+        else:
+            items, name = dict(section), "dict"
+        shown = ", ".join(f"{k}={'***' if is_secret_field(k) and v is not None else repr(v)}" for k, v in items.items())
+        parts.append(f"{key!r}: {name}({shown})")
+    return "{" + ", ".join(parts) + "}"
+
+
 @attrs.frozen
 class GenericEngineConfig:
     """Schema of ``[engine.<key>]`` for an engine whose plugin registered no schema of its own."""
@@ -90,7 +104,7 @@ class EngineSettings:
     #: When no engine is configured or reachable, ``jarvis ask`` may start the managed llama.cpp server.
     auto_embedded: bool = True
     #: ``[engine.<key>]`` tables, structured into each engine's schema class, in file order.
-    sections: Mapping[str, Any] = attrs.field(factory=dict)
+    sections: Mapping[str, Any] = attrs.field(factory=dict, repr=lambda sections: _masked_repr(sections))
 
 
 @attrs.frozen

@@ -21,8 +21,6 @@ import warnings
 from collections import OrderedDict
 from typing import Any, Dict, Mapping, Optional, Tuple
 
-import attrs
-
 from jarvis_core.defaults.resolver import Resolved, resolve
 from jarvis_core.types import Completion
 
@@ -46,8 +44,11 @@ def _rules_key(user_rules: Any) -> str:
 class ModelAdapter:
     """Per-(model, backend) defaults and response post-processing. Cheap to build; cached by :meth:`for_model`."""
 
-    def __init__(self, resolved: Resolved, *, engine_defaults: Optional[Mapping[str, Any]] = None) -> None:
+    def __init__(
+        self, resolved: Resolved, *, engine_defaults: Optional[Mapping[str, Any]] = None, registry: Any = None
+    ) -> None:
         self.resolved = resolved
+        self._registry = registry
         self.engine_defaults: Mapping[str, Any] = dict(ENGINE_DEFAULTS if engine_defaults is None else engine_defaults)
         self._tool_cls: Any = None
         self._reasoning_cls: Any = None
@@ -68,8 +69,7 @@ class ModelAdapter:
             if hit is not None:
                 _adapters.move_to_end(key)
                 return hit
-        adapter = cls(resolve(model, backend, user_rules=user_rules, registry=registry))
-        adapter._registry = registry
+        adapter = cls(resolve(model, backend, user_rules=user_rules, registry=registry), registry=registry)
         with _lock:
             _adapters[key] = adapter
             while len(_adapters) > _CACHE_SIZE:
@@ -129,7 +129,7 @@ class ModelAdapter:
             return None
         from jarvis_core.errors import JarvisError
 
-        registry = getattr(self, "_registry", None)
+        registry = self._registry
         try:
             if registry is None:
                 from jarvis_core.plugins import get_registry
@@ -178,7 +178,3 @@ class ModelAdapter:
         return f"ModelAdapter({r.model!r}, backend={r.backend!r}, tool_parser={r.tool_parser!r}, " \
             f"reasoning_parser={r.reasoning_parser!r})"
 
-
-def evolve_completion(completion: Completion, **changes: Any) -> Completion:
-    """``attrs.evolve`` for completions (kept here so post-processing modules share one spelling)."""
-    return attrs.evolve(completion, **changes)

@@ -43,7 +43,7 @@ def postprocess_completion(adapter: ModelAdapter, completion: Completion, tools:
     if content and not calls:
         cls = adapter._load("tool", adapter.tool_parser)
         if cls is not None and (tools or getattr(cls, "always_parse", False)):
-            parsed = cls(tools, stream_friendly=False).parse(content)
+            parsed = cls(tools, stream_friendly=True).parse(content)
             content, calls = parsed.content, tuple(parsed.tool_calls)
             if parsed.reasoning:
                 reasoning = parsed.reasoning if not reasoning else reasoning + parsed.reasoning

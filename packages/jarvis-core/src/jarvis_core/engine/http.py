@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
+import ssl
 from typing import Any, AsyncIterator, Dict, Iterator, Mapping, Optional
 
 import httpx
@@ -21,6 +23,16 @@ from jarvis_core.engine.http_errors import classify_http_error, parse_retry_afte
 from jarvis_core.errors import EngineConnectionError, EngineError, StreamError
 
 __all__ = ["HTTPEngine", "normalize_base_url", "translate_transport_error"]
+
+
+@functools.lru_cache(maxsize=1)
+def shared_ssl_context() -> ssl.SSLContext:
+    """One verified SSL context for every client of the process.
+
+    httpx builds a new context (loading the CA bundle, ~80 ms) per client otherwise, which made probing N
+    engines cost N times that even when the probes run in parallel.
+    """
+    return httpx.create_ssl_context()
 
 
 def normalize_base_url(url: str, *, default_scheme: str = "http", strip_suffix: str = "") -> str:
@@ -129,6 +141,7 @@ class HTTPEngine(InferenceEngine):
         if self._client is None:
             self._client = httpx.Client(
                 base_url=self.base_url,
+                verify=shared_ssl_context(),
                 timeout=self._timeout(),
                 headers={**self._extra_headers, **self.auth_headers()},
                 transport=self._transport,
@@ -146,6 +159,7 @@ class HTTPEngine(InferenceEngine):
             # A pool's connections belong to the loop that opened them; a new loop needs a new pool.
             self._aclient = httpx.AsyncClient(
                 base_url=self.base_url,
+                verify=shared_ssl_context(),
                 timeout=self._timeout(),
                 headers={**self._extra_headers, **self.auth_headers()},
                 transport=self._async_transport,

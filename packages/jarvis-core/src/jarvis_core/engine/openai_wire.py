@@ -6,18 +6,19 @@ OpenAI-compatible server, and OpenAI itself). It knows the servers' departures f
 fragments of one index in one delta, absent keys meaning "no change"; llama.cpp ``timings``; the usage-only
 chunk with empty ``choices``; flat LiteLLM-style tool calls) so that the engines do not have to.
 
-:class:`ChatStreamDecoder` sits on the streaming hot path: :meth:`~ChatStreamDecoder.feed` does a few dict
-lookups per chunk and builds a :class:`~jarvis_core.types.StreamChunk` only when text arrived.
+Streams: :class:`SSEByteDecoder` turns raw body bytes into ``data`` payloads (one plain loop per network
+read), :func:`loads_payload` decodes one, :class:`ChatStreamDecoder` turns it into at most one
+:class:`~jarvis_core.types.StreamChunk` (a few dict lookups for the usual text delta) and, at the end, the
+one final chunk with complete tool calls, finish reason, usage and metadata. Together they run faster than
+a bare ``aiter_lines`` + ``json.loads`` loop (``benchmarks/bench_openai_compat.py``).
 """
 
 from __future__ import annotations
 
 import codecs
 import json
-from types import MappingProxyType
+from collections.abc import Mapping as _Mapping  # isinstance through typing.Mapping costs ~1 us a call
 from typing import Any, Dict, List, Mapping, Optional, Sequence
-
-import attrs
 
 from jarvis_core.engine.http_errors import error_from_payload
 from jarvis_core.engine.messages import _tool_call_from_dict, messages_to_dicts, tools_to_openai
@@ -28,45 +29,13 @@ __all__ = [
     "ChatStreamDecoder",
     "SSEByteDecoder",
     "build_chat_payload",
+    "loads_payload",
     "parse_chat_completion",
     "parse_tool_calls",
     "parse_usage",
 ]
 
 _EMPTY: Mapping[str, Any] = {}
-_NO_METADATA: Mapping[str, Any] = MappingProxyType({})
-
-
-_SLOT_SET = {name: getattr(getattr(StreamChunk, name, None), "__set__", None) for name in
-             ("content", "reasoning", "tool_calls", "finish_reason", "usage", "metadata")}
-
-
-def _fast_delta(content: Optional[str], reasoning: Optional[str], _new: Any = object.__new__, _cls: Any = StreamChunk,
-                _c: Any = _SLOT_SET["content"], _r: Any = _SLOT_SET["reasoning"], _t: Any = _SLOT_SET["tool_calls"],
-                _f: Any = _SLOT_SET["finish_reason"], _u: Any = _SLOT_SET["usage"], _m: Any = _SLOT_SET["metadata"],
-                _meta: Any = _NO_METADATA) -> StreamChunk:
-    # StreamChunk's attrs __init__ (a converter call and a fresh metadata dict per chunk) costs about 0.8 us,
-    # a quarter of a chunk's whole handling; writing its slots directly costs half that.
-    chunk = _new(_cls)
-    _c(chunk, content)
-    _r(chunk, reasoning)
-    _t(chunk, ())
-    _f(chunk, None)
-    _u(chunk, None)
-    _m(chunk, _meta)
-    return chunk
-
-
-def _slow_delta(content: Optional[str], reasoning: Optional[str]) -> StreamChunk:
-    return StreamChunk(content=content, reasoning=reasoning)
-
-
-# The shortcut is only taken while StreamChunk is slotted and has exactly the fields it sets.
-_delta = (
-    _fast_delta
-    if all(_SLOT_SET.values()) and tuple(f.name for f in attrs.fields(StreamChunk)) == tuple(_SLOT_SET)
-    else _slow_delta
-)
 
 
 def build_chat_payload(
@@ -110,7 +79,7 @@ def build_chat_payload(
 
 def parse_usage(raw: Any) -> Optional[Usage]:
     """A :class:`Usage` from an OpenAI ``usage`` object (``None`` when absent or not an object)."""
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, _Mapping):
         return None
     prompt = raw.get("prompt_tokens") or 0
     completion = raw.get("completion_tokens") or 0
@@ -127,7 +96,7 @@ def parse_tool_calls(raw: Any) -> tuple:
         return ()
     if not isinstance(raw, list):
         raise StreamError(f"tool_calls must be a list, got {type(raw).__name__}")
-    return tuple(_tool_call_from_dict(c, i) for i, c in enumerate(raw) if isinstance(c, Mapping))
+    return tuple(_tool_call_from_dict(c, i) for i, c in enumerate(raw) if isinstance(c, _Mapping))
 
 
 def _reasoning_of(message: Mapping[str, Any]) -> Optional[str]:
@@ -155,12 +124,12 @@ def parse_chat_completion(payload: Any, *, engine_id: str = "") -> Completion:
     An error payload raises its typed error; a response without choices raises
     :class:`~jarvis_core.errors.StreamError`.
     """
-    if not isinstance(payload, Mapping):
+    if not isinstance(payload, _Mapping):
         raise StreamError(f"{engine_id or 'engine'}: expected a JSON object, got {type(payload).__name__}", engine_id=engine_id)
     if payload.get("error") or payload.get("object") == "error":
         raise error_from_payload(payload, engine_id=engine_id)
     choices = payload.get("choices")
-    if not choices or not isinstance(choices, list) or not isinstance(choices[0], Mapping):
+    if not choices or not isinstance(choices, list) or not isinstance(choices[0], _Mapping):
         raise StreamError(
             f"{engine_id or 'engine'}: the response has no choices: {json.dumps(payload)[:200]}", engine_id=engine_id
         )
@@ -172,7 +141,7 @@ def parse_chat_completion(payload: Any, *, engine_id: str = "") -> Completion:
         raise StreamError(f"{engine_id or 'engine'}: {exc}", engine_id=engine_id) from None
     content = message.get("content")
     if isinstance(content, list):  # content parts
-        content = "".join(p.get("text", "") for p in content if isinstance(p, Mapping)) or None
+        content = "".join(p.get("text", "") for p in content if isinstance(p, _Mapping)) or None
     return Completion(
         content=content if content else None,
         reasoning=_reasoning_of(message),
@@ -182,6 +151,28 @@ def parse_chat_completion(payload: Any, *, engine_id: str = "") -> Completion:
         finish_reason=normalize_finish_reason(choice.get("finish_reason"), has_tool_calls=bool(calls)),
         metadata=_metadata_of(payload, choice),
     )
+
+
+_scan_once = json.JSONDecoder().scan_once  # the C scanner behind json.loads
+
+
+def loads_payload(text: str, *, engine_id: str = "") -> Any:
+    """``json.loads`` for one stream payload, about 1 us faster; malformed JSON raises :class:`StreamError`.
+
+    It calls the C scanner that ``json.loads`` ends up in directly, skipping two regex whitespace scans and
+    three Python-level calls; anything unusual (surrounding whitespace, errors) goes through ``json.loads``.
+    """
+    try:
+        obj, end = _scan_once(text, 0)
+        if end == len(text):
+            return obj
+    except StopIteration:
+        pass
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise StreamError(f"{engine_id or 'engine'} sent malformed JSON in its stream: {text[:200]!r}",
+                          engine_id=engine_id) from None
 
 
 class SSEByteDecoder:
@@ -287,11 +278,11 @@ class ChatStreamDecoder:
             delta = choice["delta"]
         except (KeyError, IndexError, TypeError):
             return self._irregular(chunk)
-        if not self.model or chunk.get("usage") or choice.get("finish_reason") or "timings" in chunk or "error" in chunk:
-            self._note(chunk, choice)
+        if not self.model or chunk.get("usage") or choice.get("finish_reason"):
+            self._note(chunk, choice)  # the first chunk, the finish chunk (llama.cpp timings ride on it) or usage
         if type(delta) is dict and len(delta) == 1 and "content" in delta:  # the usual text-only delta
             content = delta["content"]
-            return _delta(content, None) if content else None
+            return StreamChunk(content) if content else None
         return self._rich_delta(delta)
 
     def text(self, chunk: Any) -> Optional[str]:
@@ -302,8 +293,8 @@ class ChatStreamDecoder:
         except (KeyError, IndexError, TypeError):
             out = self._irregular(chunk)
             return out.content if out is not None else None
-        if not self.model or chunk.get("usage") or choice.get("finish_reason") or "timings" in chunk or "error" in chunk:
-            self._note(chunk, choice)
+        if not self.model or chunk.get("usage") or choice.get("finish_reason"):
+            self._note(chunk, choice)  # the first chunk, the finish chunk (llama.cpp timings ride on it) or usage
         if type(delta) is dict and len(delta) == 1 and "content" in delta:
             return delta["content"] or None
         out = self._rich_delta(delta)
@@ -342,7 +333,7 @@ class ChatStreamDecoder:
                 self._meta["tool_call_incomplete"] = True
 
     def _rich_delta(self, delta: Any) -> Optional[StreamChunk]:
-        if not isinstance(delta, Mapping):
+        if not isinstance(delta, _Mapping):
             return None
         calls = delta.get("tool_calls")
         if calls:
@@ -350,14 +341,14 @@ class ChatStreamDecoder:
         content = delta.get("content")
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
         if content or reasoning:
-            return _delta(content or None, reasoning or None)
+            return StreamChunk(content or None, reasoning or None)
         return None
 
     def _add_calls(self, fragments: Any) -> None:
         if not isinstance(fragments, list):
             raise StreamError(f"{self.engine_id or 'engine'} sent tool_calls that are not a list", engine_id=self.engine_id)
         for frag in fragments:
-            if not isinstance(frag, Mapping):
+            if not isinstance(frag, _Mapping):
                 continue
             index = frag.get("index")
             if not isinstance(index, int):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import secrets
 import string
-from typing import Any, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 import attrs
 
@@ -69,9 +69,12 @@ class ReasoningResult:
     diagnostics: Tuple[Diagnostic, ...] = ()
 
 
-@attrs.frozen
-class ParsedDelta:
-    """One streaming event: certain text deltas and/or complete tool calls."""
+class ParsedDelta(NamedTuple):
+    """One streaming event: certain text deltas and/or complete tool calls.
+
+    A named tuple rather than an attrs class: one is built per streamed delta, and this is several times
+    cheaper to create.
+    """
 
     content: Optional[str] = None
     reasoning: Optional[str] = None
@@ -141,13 +144,15 @@ class _Collector:
         self.diagnostics: List[Diagnostic] = []
 
     def add(self, events: Sequence[ParsedDelta]) -> None:
-        for ev in events:
-            if ev.content:
-                self.content.append(ev.content)
-            if ev.reasoning:
-                self.reasoning.append(ev.reasoning)
-            self.calls.extend(ev.tool_calls)
-            self.diagnostics.extend(ev.diagnostics)
+        for content, reasoning, calls, diagnostics in events:
+            if content:
+                self.content.append(content)
+            if reasoning:
+                self.reasoning.append(reasoning)
+            if calls:
+                self.calls.extend(calls)
+            if diagnostics:
+                self.diagnostics.extend(diagnostics)
 
 
 class _StreamingParser:
@@ -163,8 +168,11 @@ class _StreamingParser:
             return [ParsedDelta(diagnostics=(Diagnostic("fed_after_finish", "text fed after finish() ignored"),))]
         if not delta:
             return []
-        events = [e for e in self._feed(str(delta)) if _nonempty(e)]
-        self._collector.add(events)
+        if type(delta) is not str:
+            delta = str(delta)
+        events = [e for e in self._feed(delta) if e[0] or e[1] or e[2] or e[3]]
+        if events:
+            self._collector.add(events)
         return events
 
     def finish(self) -> List[ParsedDelta]:
@@ -206,9 +214,10 @@ class ToolParser(_StreamingParser):
         self.tools = tools
         self.options = options
 
-    def parse(self, text: str, tools: Any = None) -> ToolParseResult:
-        """Parse a whole output. ``tools`` (ToolSpecs or OpenAI tool dicts) types schema-typed values."""
-        fresh = type(self)(tools if tools is not None else self.tools, **self.options)
+    def parse(self, text: str, tools: Any = None, **options: Any) -> ToolParseResult:
+        """Parse a whole output. ``tools`` (ToolSpecs or OpenAI tool dicts) types schema-typed values;
+        ``options`` override the parser's own for this call."""
+        fresh = type(self)(tools if tools is not None else self.tools, **{**self.options, **options})
         fresh.feed(text or "")
         fresh.finish()
         return fresh.result
@@ -246,9 +255,10 @@ class ReasoningParser(_StreamingParser):
         super().__init__()
         self.options = options
 
-    def parse(self, text: str) -> ReasoningResult:
-        """Parse a whole output into ``content`` and ``reasoning``."""
-        fresh = type(self)(**self.options)
+    def parse(self, text: str, **options: Any) -> ReasoningResult:
+        """Parse a whole output into ``content`` and ``reasoning`` (``options``, e.g. ``enable_thinking=False``
+        or ``chat_template_kwargs={...}``, override the parser's own for this call)."""
+        fresh = type(self)(**{**self.options, **options})
         fresh.feed(text or "")
         fresh.finish()
         return fresh.result

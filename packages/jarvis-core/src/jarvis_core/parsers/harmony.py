@@ -141,6 +141,13 @@ class _HarmonyMachine:
                     self.watch = MarkerWatcher((START, CHANNEL))
         return out
 
+    def held_text(self) -> str:
+        """Text not yet routed: a partial marker, an unfinished header, a preamble or a call being written."""
+        parts = ["".join(self.header), self.watch.held]
+        if self.msg is not None and self.msg.parts:
+            parts.insert(0, "".join(self.msg.parts))
+        return "".join(parts)
+
     def finish(self) -> List[ParsedDelta]:
         out: List[ParsedDelta] = []
         held = self.watch.flush()
@@ -172,6 +179,9 @@ class HarmonyToolParser(ToolParser):
 
     def _feed(self, delta: str) -> List[ParsedDelta]:
         return self._m.feed(delta)
+
+    def held_text(self) -> str:
+        return self._m.held_text()
 
     def _finish(self) -> List[ParsedDelta]:
         out = self._m.finish()

@@ -25,13 +25,21 @@ def earliest(text: str, markers: Sequence[str], start: int = 0) -> Tuple[int, Op
 
 
 def holdback(text: str, markers: Sequence[str]) -> int:
-    """Length of the longest suffix of ``text`` that is a proper prefix of some marker."""
-    longest = max((len(m) for m in markers), default=0)
-    for k in range(min(len(text), longest - 1), 0, -1):
-        tail = text[-k:]
-        if any(m.startswith(tail) for m in markers):
-            return k
-    return 0
+    """Length of the longest suffix of ``text`` that is a proper prefix of some marker.
+
+    Only the last ``len(marker) - 1`` characters can matter; each marker costs one ``find`` of its first
+    character there (this runs once per streamed delta, so it must be cheap).
+    """
+    n = len(text)
+    best = 0
+    for marker in markers:
+        i = text.find(marker[0], max(0, n - len(marker) + 1))
+        while i != -1 and n - i > best:
+            if marker.startswith(text[i:]):
+                best = n - i
+                break
+            i = text.find(marker[0], i + 1)
+    return best
 
 
 def raw_decode(text: str, pos: int = 0) -> Tuple[Any, int]:

@@ -57,6 +57,27 @@ class JarvisPluginManager(pluggy.PluginManager):
         self._dists: Dict[str, Tuple[str, str]] = {}
         self.failures: List[PluginFailure] = []
         self.skipped: List[str] = []
+        #: Re-raise plugin failures instead of warning (set by :func:`make_plugin_manager`).
+        self.strict = False
+
+    def plugin_failed(self, name: str, exc: Exception, *, distribution: str = "", version: str = "") -> None:
+        """Record that plugin ``name`` failed (to import or to register): one warning naming its distribution,
+        version and error, or :class:`PluginLoadError` in strict mode."""
+        if not distribution:
+            distribution, version = self.distribution_of(name)
+        version = version or "?"
+        if self.strict:
+            if isinstance(exc, PluginLoadError):
+                raise exc
+            raise PluginLoadError(f"plugin {name!r} from {distribution} {version} failed to load: {exc!r}") from exc
+        error = f"{type(exc).__name__}: {exc}"
+        self.failures.append(PluginFailure(name, distribution, version, error))
+        warnings.warn(
+            f"jarvis plugin {name!r} from {distribution} {version} failed to load and was skipped: {error} "
+            f"(disable it with JARVIS_DISABLE_PLUGINS={name}, or pip uninstall {distribution})",
+            PluginLoadWarning,
+            stacklevel=3,
+        )
 
     def register_plugin(self, plugin: Any, name: str, *, distribution: str = "", version: str = "") -> None:
         """Register ``plugin`` under ``name`` and record its distribution (for provenance)."""
@@ -115,6 +136,7 @@ def make_plugin_manager(
         strict = env.get("JARVIS_STRICT_PLUGINS", "").strip().lower() in ("1", "true", "yes", "on")
 
     pm = JarvisPluginManager()
+    pm.strict = strict
     if load_entrypoints:
         # Deterministic order: the core's built-ins first, then by distribution and entry-point name.
         eps = sorted(entry_points(group=GROUP), key=_ep_order)
@@ -143,15 +165,4 @@ def _load_entry_point(
             raise PluginLoadError(f"implements unknown hook(s) {', '.join(unknown)} (newer plugin than core?)")
         pm.register_plugin(plugin, ep.name, distribution=dist_name, version=version)
     except Exception as exc:
-        if strict:
-            if isinstance(exc, PluginLoadError):
-                raise
-            raise PluginLoadError(f"plugin {ep.name!r} from {dist_name} {version} failed to load: {exc!r}") from exc
-        error = f"{type(exc).__name__}: {exc}"
-        pm.failures.append(PluginFailure(ep.name, dist_name, version, error))
-        warnings.warn(
-            f"jarvis plugin {ep.name!r} from {dist_name} {version} failed to load and was skipped: {error} "
-            f"(disable it with JARVIS_DISABLE_PLUGINS={ep.name}, or pip uninstall {dist_name})",
-            PluginLoadWarning,
-            stacklevel=2,
-        )
+        pm.plugin_failed(ep.name, exc, distribution=dist_name, version=version)

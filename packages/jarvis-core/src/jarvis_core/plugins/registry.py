@@ -151,14 +151,30 @@ class Registry:
         for plugin_name, plugin in self.pm.list_name_plugin():
             if plugin is None:  # blocked
                 continue
-            dist, version = self.pm.distribution_of(plugin_name)
-            for kind, hook in KINDS.items():
-                caller = self._caller_for(hook, plugin)
-                if caller is not None:
-                    caller(register=self._named_register(kind, plugin_name, dist, version))
-            caller = self._caller_for("jarvis_backend_defaults", plugin)
+            try:
+                self._fill_from(plugin_name, plugin)
+            except DuplicateRegistrationError:
+                raise  # a clash between two plugins is the user's to resolve, loudly
+            except Exception as exc:
+                # A plugin whose hook fails is skipped like one that fails to import: nothing half-registered.
+                self._forget(plugin_name)
+                self.pm.plugin_failed(plugin_name, exc)
+
+    def _fill_from(self, plugin_name: str, plugin: Any) -> None:
+        dist, version = self.pm.distribution_of(plugin_name)
+        for kind, hook in KINDS.items():
+            caller = self._caller_for(hook, plugin)
             if caller is not None:
-                caller(register=self._defaults_register(plugin_name, dist, version))
+                caller(register=self._named_register(kind, plugin_name, dist, version))
+        caller = self._caller_for("jarvis_backend_defaults", plugin)
+        if caller is not None:
+            caller(register=self._defaults_register(plugin_name, dist, version))
+
+    def _forget(self, plugin_name: str) -> None:
+        for table in self._items.values():
+            for name in [n for n, reg in table.items() if reg.plugin == plugin_name]:
+                del table[name]
+        self.default_rules = [rule for rule in self.default_rules if rule[2] != plugin_name]
 
     def _caller_for(self, hook: str, plugin: Any) -> Optional[Callable[..., Any]]:
         # One caller per plugin so each ``register`` knows its provenance, while pluggy still does the

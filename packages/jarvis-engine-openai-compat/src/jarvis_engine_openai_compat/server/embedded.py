@@ -2,7 +2,8 @@
 
 Takes the ``llama-server`` flags that :meth:`ServerSpec.command <.launch.ServerSpec.command>` produces,
 serves HTTP from xllamacpp's background threads and keeps the process alive until SIGTERM or SIGINT (exit
-code 0), or until its parent dies (it then exits too, so a crashed jarvis leaves no orphan server behind).
+code 0), or until its parent dies (``JARVIS_SERVER_PARENT_PID``, else the process that started it): a
+crashed jarvis leaves no orphan server behind.
 Exit codes: 0 stopped cleanly, 1 the server failed to start, 2 bad arguments, 3 xllamacpp is not installed.
 """
 
@@ -16,6 +17,8 @@ import threading
 from typing import List, Optional
 
 EXTRA_HINT = "pip install 'jarvis-engine-openai-compat[embedded]'"
+#: Set by :class:`~.launch.ServerProcess` to its own pid; the server exits when that process is gone.
+PARENT_ENV = "JARVIS_SERVER_PARENT_PID"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,6 +60,15 @@ def _params(x, args: argparse.Namespace):
     return params
 
 
+def _parent_pid() -> int:
+    # The launcher says who it is: by the time this runs, a parent that died early has already been
+    # replaced by init, and os.getppid() alone would not show it.
+    try:
+        return int(os.environ.get(PARENT_ENV, ""))
+    except ValueError:
+        return os.getppid()
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Run the server until told to stop. Returns the process exit code."""
     args = build_parser().parse_args(argv)
@@ -93,9 +105,9 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     loader = threading.Thread(target=serve, name="xllamacpp-load", daemon=True)
     loader.start()
-    parent = os.getppid()
+    parent = _parent_pid()
     while not stop.wait(0.5):
-        if os.getppid() != parent:  # our parent died; nobody is left to stop us
+        if parent > 1 and os.getppid() != parent:  # our parent died; nobody is left to stop us
             break
     if "error" in holder:
         print(f"error: the llama.cpp server failed to start: {holder['error']}", file=sys.stderr)

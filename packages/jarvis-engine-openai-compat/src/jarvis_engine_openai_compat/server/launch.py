@@ -24,6 +24,7 @@ import time
 from typing import Callable, Deque, List, Optional, Tuple
 
 import attrs
+
 from jarvis_core.errors import ConfigError, EngineConnectionError
 
 __all__ = [
@@ -195,6 +196,7 @@ class ServerProcess:
         self.port = spec.port or free_port(spec.host if spec.host not in ("0.0.0.0", "::") else "127.0.0.1")
         env = dict(os.environ if self._env is None else self._env)
         env.setdefault("PYTHONUNBUFFERED", "1")
+        env["JARVIS_SERVER_PARENT_PID"] = str(os.getpid())  # the embedded server exits if we die
         self._proc = subprocess.Popen(
             spec.command(self.port),
             stdin=subprocess.DEVNULL,

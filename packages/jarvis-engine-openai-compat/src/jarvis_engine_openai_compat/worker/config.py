@@ -11,6 +11,7 @@ import os
 from typing import Any, Optional, Tuple
 
 import attrs
+
 from jarvis_core.errors import ConfigError
 
 from .loop_detector import LoopDetectorConfig

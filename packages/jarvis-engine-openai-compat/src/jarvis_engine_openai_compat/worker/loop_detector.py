@@ -24,6 +24,7 @@ import re
 from typing import List, Optional
 
 import attrs
+
 from jarvis_core.errors import ConfigError
 
 __all__ = ["LoopDetector", "LoopDetectorConfig", "LoopVerdict", "normalize_line"]
@@ -52,7 +53,7 @@ class LoopDetectorConfig:
     min_line_chars: int = attrs.field(default=12, validator=_at_least(1))
     repeats: int = attrs.field(default=6, validator=_at_least(2))
     fence_repeats: int = attrs.field(default=12, validator=_at_least(2))
-    max_cycle_lines: int = attrs.field(default=4, validator=_at_least(1))
+    max_cycle_lines: int = attrs.field(default=8, validator=_at_least(1))
     text_cycle_min: int = attrs.field(default=32, validator=_at_least(4))
     text_cycle_max: int = attrs.field(default=400, validator=_at_least(4))
     text_cycle_repeats: int = attrs.field(default=5, validator=_at_least(2))
@@ -182,5 +183,8 @@ class LoopDetector:
             if (unit + unit).find(unit, 1) < cfg.text_cycle_min and not any(ch.isalpha() for ch in unit):
                 continue  # a short repeated unit without words: data such as "0, 0, 0, …", not a loop
             if text.endswith(unit * reps):
+                cut = unit.find(". ")  # report the unit from a sentence start when there is one
+                if cut >= 0:
+                    unit = unit[cut + 2:] + unit[:cut + 2]
                 return LoopVerdict("repeated_text_loop", unit.strip(), reps, 0)
         return None

@@ -15,6 +15,7 @@ from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 import attrs
 import httpx
+
 from jarvis_core.engine.http_errors import classify_http_error
 from jarvis_core.engine.openai_wire import ChatStreamDecoder, build_chat_payload
 from jarvis_core.engine.streams import SSEDecoder, decode_json

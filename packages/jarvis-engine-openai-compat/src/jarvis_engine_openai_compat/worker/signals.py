@@ -28,7 +28,9 @@ __all__ = [
 
 DECISION_REQUEST = "decision_request"
 
-_STR = {"type": "string"}
+# Bounded, so that a grammar-constrained model (json_schema tool mode) cannot ramble inside one argument.
+_STR = {"type": "string", "maxLength": 400}
+_OPTION = {"type": "string", "maxLength": 120}
 
 #: Every control tool, in the order they are offered.
 CONTROL_TOOLS: Dict[str, ToolSpec] = {
@@ -59,7 +61,7 @@ CONTROL_TOOLS: Dict[str, ToolSpec] = {
             "Ask the orchestrator (or the user) to decide between options before you go on. Ends your turn.",
             {
                 "type": "object",
-                "properties": {"question": _STR, "options": {"type": "array", "items": _STR}},
+                "properties": {"question": _STR, "options": {"type": "array", "items": _OPTION, "maxItems": 8}},
                 "required": ["question", "options"],
             },
         ),

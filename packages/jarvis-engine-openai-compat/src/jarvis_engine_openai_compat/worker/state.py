@@ -9,6 +9,7 @@ import enum
 from typing import Any, Mapping, Optional, Tuple
 
 import attrs
+
 from jarvis_core.types import Usage
 
 __all__ = [

@@ -20,6 +20,7 @@ import time
 from typing import TYPE_CHECKING, Deque, Optional, Tuple
 
 import httpx
+
 from jarvis_core.errors import ConfigError
 from jarvis_core.events import EventType
 
@@ -62,6 +63,7 @@ class Supervisor:
             if failure is None or self.stop_event.is_set():
                 return
             reason, detail, fatal = failure
+            w._set_state(WorkerState.RESTARTING, error=f"{reason}: {detail}")
             w._fail_inflight(reason, detail)
             self._discard_server(hard=True)
             if fatal or self._crash_loop(reason):

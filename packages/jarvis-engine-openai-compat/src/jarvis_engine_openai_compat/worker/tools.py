@@ -18,6 +18,7 @@ import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple, runtime_checkable
 
 import attrs
+
 from jarvis_core.types import ToolCall, ToolResult, ToolSpec
 
 __all__ = [

@@ -17,14 +17,16 @@ report attributable. See ``docs/worker.md`` for the design.
 from __future__ import annotations
 
 import collections
+import datetime as _dt
 import itertools
 import os
 import threading
 import time
 import uuid
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import httpx
+
 from jarvis_core.engine.messages import coerce_messages
 from jarvis_core.errors import EngineConnectionError, UnknownNameError
 from jarvis_core.events import EventBus, EventType, default_bus
@@ -60,14 +62,17 @@ class LlamaCppWorker:
     :param config: the immutable :class:`WorkerConfig`.
     :param tool_runner: runs the tools requests may call (``None``: only control tools).
     :param bus: where ``WORKER_*`` events go (default: :func:`jarvis_core.events.default_bus`).
+    :param clock: returns the timezone-aware "now" shown in the BIOS layer (default: the real time in
+        ``config.timezone``); pass a fixed one to make prompts byte-for-byte reproducible.
     """
 
     def __init__(self, config: WorkerConfig, *, tool_runner: Optional[ToolRunner] = None,
-                 bus: Optional[EventBus] = None) -> None:
+                 bus: Optional[EventBus] = None, clock: Optional[Callable[[], _dt.datetime]] = None) -> None:
         self.config = config
         self.runner = tool_runner
         self._bus = bus or default_bus()
-        resolve_timezone(config.timezone)  # a bad zone name is a config error now, not on the first request
+        zone = resolve_timezone(config.timezone)
+        self._clock = clock or (lambda: _dt.datetime.now(zone))
         self._lock = threading.RLock()
         self._state = WorkerState.STOPPED
         self._server: Optional[ServerProcess] = None
@@ -197,7 +202,7 @@ class LlamaCppWorker:
         spec = RequestSpec(
             system_prompt=system_prompt, conversation=conversation, tools=offered, control_tools=controls,
             tool_choice=tool_choice, max_tokens=max_tokens or self.config.max_tokens, temperature=temperature,
-            response_format=response_format,
+            response_format=response_format, now=self._clock(),
         )
         with self._lock:
             if self._state in (WorkerState.STOPPED, WorkerState.GAVE_UP):

