@@ -107,10 +107,17 @@ def _unknown_hooks(plugin: Any) -> List[str]:
     return [n for n in dir(plugin) if n.startswith("jarvis_") and callable(getattr(plugin, n)) and n not in known]
 
 
-def _ep_order(ep: EntryPoint) -> Tuple[int, str, str]:
+def _dist_info(ep: EntryPoint, cache: Dict[int, Tuple[str, str]]) -> Tuple[str, str]:
+    """``(name, version)`` of the entry point's distribution; parsing metadata is the costly part of a scan,
+    so each distribution is read once."""
     dist = getattr(ep, "dist", None)
-    name = dist.metadata["Name"] if dist is not None else ""
-    return (0 if name == "jarvis-core" else 1, name, ep.name)
+    if dist is None:
+        return ("?", "?")
+    info = cache.get(id(dist))
+    if info is None:
+        meta = dist.metadata
+        info = cache[id(dist)] = (meta["Name"], meta["Version"])
+    return info
 
 
 def make_plugin_manager(
@@ -139,20 +146,20 @@ def make_plugin_manager(
     pm.strict = strict
     if load_entrypoints:
         # Deterministic order: the core's built-ins first, then by distribution and entry-point name.
-        eps = sorted(entry_points(group=GROUP), key=_ep_order)
-        for ep in eps:
-            _load_entry_point(pm, ep, allow_l, block_l, strict)
+        cache: Dict[int, Tuple[str, str]] = {}
+        found = [(ep, _dist_info(ep, cache)) for ep in entry_points(group=GROUP)]
+        found.sort(key=lambda item: (item[1][0] != "jarvis-core", item[1][0], item[0].name))
+        for ep, (dist_name, version) in found:
+            _load_entry_point(pm, ep, dist_name, version, allow_l, block_l)
     for name, plugin in plugins:
         pm.register_plugin(plugin, name)
     return pm
 
 
 def _load_entry_point(
-    pm: JarvisPluginManager, ep: EntryPoint, allow: Optional[List[str]], block: List[str], strict: bool
+    pm: JarvisPluginManager, ep: EntryPoint, dist_name: str, version: str,
+    allow: Optional[List[str]], block: List[str],
 ) -> None:
-    dist = getattr(ep, "dist", None)
-    dist_name = dist.metadata["Name"] if dist is not None else "?"
-    version = dist.version if dist is not None else "?"
     if not _selected((ep.name, dist_name), allow, block):
         pm.skipped.append(ep.name)
         return
