@@ -84,7 +84,7 @@ def test_defaults_follow_the_issue():
     assert cfg.timeouts.absolute is None  # no absolute timeout by default
     assert cfg.stop_on_decision_request is True
     assert cfg.model_alias == "m"
-    assert cfg.tool_mode == "native"
+    assert cfg.tool_mode == "auto"
 
 
 @pytest.mark.parametrize("build, key", [

@@ -114,6 +114,7 @@ def test_answers_and_reports_status_and_events(make_worker):
     status = worker.status()
     assert status.state is WorkerState.HEALTHY and status.active and status.healthy and not status.restarting
     assert status.slots_total == 1 and status.slots_used == 0 and status.restart_count == 0
+    assert worker.tool_mode == "json_schema"  # auto: SmolLM2's chat template renders no tools
     handle = worker.submit(SYSTEM, QUESTION, control_tools=False)
     assert handle.slot == 0
     result = wait_result(worker, handle.id)

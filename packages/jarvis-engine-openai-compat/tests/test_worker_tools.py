@@ -158,6 +158,17 @@ def test_first_decision_waits_for_complete_arguments():
     assert first_decision([call("weather", {"city": "x"}), done]) is done
 
 
+def test_while_streaming_a_decision_needs_its_arguments_or_a_later_call():
+    header_only = ToolCall("c1", "decision_request", "{}")  # name streamed, arguments not yet
+    assert first_decision([header_only], streaming=True) is None
+    assert first_decision([header_only]) is header_only  # at the end of the turn it counts as it is
+    assert first_decision([header_only, call("echo", {"text": "x"}, "c2")], streaming=True) is header_only
+    half = ToolCall("c1", "decision_request", '{"question": "Ship?"}')
+    assert first_decision([half], streaming=True) is None
+    full = ToolCall("c1", "decision_request", '{"question": "Ship?", "options": ["a"]}')
+    assert first_decision([full], streaming=True) is full
+
+
 # -- JSON-schema tool mode ------------------------------------------------------------------------
 def test_turn_schema_lists_exactly_the_offered_tools():
     fmt = turn_response_format([CITY, CONTROL_TOOLS["decision_request"]], required=True, max_calls=3)

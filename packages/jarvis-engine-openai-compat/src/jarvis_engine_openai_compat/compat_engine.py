@@ -18,6 +18,7 @@ import json
 import warnings
 from typing import Any, AsyncIterator, ClassVar, Dict, FrozenSet, List, Mapping, Optional, Sequence
 
+import attrs
 import httpx
 
 from jarvis_core.engine.base import SAMPLING_OPTIONS, ToolLike
@@ -261,8 +262,6 @@ class OpenAICompatEngine(KeepAliveHTTPEngine):
 
     # -- replies --------------------------------------------------------------------------------------
     def _finish(self, call: _Call, completion: Completion) -> Completion:
-        import attrs
-
         if call.mode == "json_schema":
             content, calls, diag = parse_constrained(completion.content, call.tool_names)
             meta = {**completion.metadata, "tool_mode": "json_schema"}
@@ -405,8 +404,6 @@ class OpenAICompatEngine(KeepAliveHTTPEngine):
                 yield chunk.content
 
     def _final_chunks(self, call: _Call, final: List[StreamChunk], text: Optional[str], proc: Any) -> List[StreamChunk]:
-        import attrs
-
         last = final[-1]
         meta = dict(last.metadata)
         if call.dropped:

@@ -189,8 +189,11 @@ def _load_model_defaults(src: TomlSource, table: Any, reg: Registry) -> Dict[str
 
 
 def _check_parser(src: TomlSource, reg: Registry, kind: str, name: Optional[str], path: KeyPath) -> None:
-    """A parser name must be registered (checked only when some parser of that kind is installed)."""
-    if name is None:
+    """A parser name must be registered (checked only when some parser of that kind is installed).
+
+    ``"none"`` is always valid: it says the family has no such parser, overriding a shorter pattern's.
+    """
+    if name is None or name == "none":
         return
     known = [k.partition(":")[2] for k in reg.items("parser") if k.startswith(kind + ":")]
     if known and name not in known:

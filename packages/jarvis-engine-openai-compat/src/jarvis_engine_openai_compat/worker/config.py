@@ -99,7 +99,7 @@ class ToolLimits:
     max_calls_per_turn: int = attrs.field(default=4, validator=_number(1, integer=True))
 
 
-_TOOL_MODES = ("native", "json_schema")
+_TOOL_MODES = ("auto", "native", "json_schema")
 
 
 @attrs.frozen
@@ -109,9 +109,10 @@ class WorkerConfig:
     ``model_path`` is the GGUF file; ``binary_path`` a ``llama-server`` executable (``None``: llama.cpp's
     server hosted by xllamacpp in a Python subprocess). ``slots`` requests run at once, each with
     ``ctx_per_slot`` tokens of context. ``max_tokens`` is the default per request (a request may lower or
-    raise it). ``tool_mode`` is ``"native"`` (OpenAI ``tools``, parsed by the server's chat template) or
+    raise it). ``tool_mode`` is ``"native"`` (OpenAI ``tools``, parsed by the server's chat template),
     ``"json_schema"`` (the model answers JSON constrained by a schema listing the tools; for models whose
-    template knows no tools, such as SmolLM2).
+    template knows no tools, such as SmolLM2) or ``"auto"`` (the default: asks the server's ``/props``
+    whether the model's template supports tools, and picks one of the two).
     """
 
     model_path: str = attrs.field(converter=str)
@@ -128,7 +129,7 @@ class WorkerConfig:
     restart: RestartPolicy = attrs.field(factory=RestartPolicy)
     tools: ToolLimits = attrs.field(factory=ToolLimits)
     loop: LoopDetectorConfig = attrs.field(factory=LoopDetectorConfig)
-    tool_mode: str = attrs.field(default="native")
+    tool_mode: str = attrs.field(default="auto")
     stop_on_decision_request: bool = True
     startup_timeout: float = attrs.field(default=600.0, validator=_number(0, strict=True))
     log_max_lines: int = attrs.field(default=2000, validator=_number(1, integer=True))

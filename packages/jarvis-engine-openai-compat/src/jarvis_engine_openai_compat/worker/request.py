@@ -56,6 +56,7 @@ class WorkerContext(Protocol):
 
     config: WorkerConfig
     runner: Optional[ToolRunner]
+    tool_mode: Optional[str]
 
     def http_client(self) -> httpx.Client: ...
 
@@ -110,7 +111,7 @@ def run_request(ctx: WorkerContext, rec: RequestRecord, spec: RequestSpec, tz_na
 def _tool_loop(ctx: WorkerContext, rec: RequestRecord, spec: RequestSpec, tz_name: Optional[str]) -> None:
     cfg = ctx.config
     limits = cfg.tools
-    json_mode = cfg.tool_mode == "json_schema"
+    json_mode = ctx.tool_mode == "json_schema"
     offered = list(spec.tools) + list(spec.control_tools)
     bios = build_bios(
         now=spec.now or _dt.datetime.now().astimezone(),
@@ -141,7 +142,8 @@ def _tool_loop(ctx: WorkerContext, rec: RequestRecord, spec: RequestSpec, tz_nam
         if json_mode and tools_now:
             calls, content, problem = parse_turn(turn.content, rec.iteration + 1)
             if problem:
-                rec.detail = problem
+                with rec.lock:
+                    rec.detail = problem
         decision = turn.decision or (first_decision(calls) if cfg.stop_on_decision_request else None)
         if decision is not None:  # it ends the run: handle it first, skip the rest of the turn
             calls = [decision, *(c for c in calls if c is not decision)]
@@ -173,13 +175,13 @@ def _payload(ctx: WorkerContext, rec: RequestRecord, spec: RequestSpec, messages
              tools_now: Sequence[ToolSpec], json_mode: bool) -> Dict[str, Any]:
     cfg = ctx.config
     options: Dict[str, Any] = {"id_slot": rec.slot, "cache_prompt": True, "return_progress": True}
+    if spec.response_format is not None:
+        options["response_format"] = dict(spec.response_format)
     if tools_now and json_mode:
         options["response_format"] = turn_response_format(
             tools_now, required=spec.tool_choice == "required", max_calls=cfg.tools.max_calls_per_turn)
     elif tools_now:
         options["tool_choice"] = spec.tool_choice
-    elif spec.response_format is not None:
-        options["response_format"] = dict(spec.response_format)
     temperature = spec.temperature if spec.temperature is not None else cfg.temperature
     return build_chat_payload(
         messages, model=cfg.model_alias, temperature=temperature, max_tokens=spec.max_tokens,
@@ -227,7 +229,7 @@ def _stream_turn(ctx: WorkerContext, rec: RequestRecord, payload: Dict[str, Any]
                         rec.finish(RequestState.CANCELED, verdict.reason, verdict.line)
                         raise _Ended
             if stop_on_decision and _has_call_delta(chunk):
-                turn.decision = first_decision(decoder.tool_calls())
+                turn.decision = first_decision(decoder.tool_calls(), streaming=True)
                 if turn.decision is not None:
                     rec.closed_early = not done
                     break

@@ -61,7 +61,7 @@ CONTROL_TOOLS: Dict[str, ToolSpec] = {
             "Ask the orchestrator (or the user) to decide between options before you go on. Ends your turn.",
             {
                 "type": "object",
-                "properties": {"question": _STR, "options": {"type": "array", "items": _OPTION, "maxItems": 8}},
+                "properties": {"question": _STR, "options": {"type": "array", "items": _OPTION, "maxItems": 4}},
                 "required": ["question", "options"],
             },
         ),
@@ -104,13 +104,22 @@ def acknowledgement(call: ToolCall) -> str:
     return f"noted: the orchestrator received your {call.name} signal; continue with the task."
 
 
-def first_decision(calls: Sequence[ToolCall]) -> Optional[ToolCall]:
-    """The first ``decision_request`` among ``calls`` whose arguments are complete JSON, if any."""
-    for call in calls:
-        if call.name == DECISION_REQUEST:
-            try:
-                json.loads(call.arguments or "{}")
-            except ValueError:
-                continue
-            return call
+def first_decision(calls: Sequence[ToolCall], *, streaming: bool = False) -> Optional[ToolCall]:
+    """The first ``decision_request`` among ``calls`` whose arguments are complete JSON, if any.
+
+    With ``streaming`` the calls are still arriving: a call counts only once its arguments are a JSON
+    object holding every required argument, or once a later call has started (so its own are final).
+    """
+    required = CONTROL_TOOLS[DECISION_REQUEST].parameters.get("required", ())
+    for index, call in enumerate(calls):
+        if call.name != DECISION_REQUEST:
+            continue
+        try:
+            args = json.loads(call.arguments or "{}")
+        except ValueError:
+            continue
+        later_started = index < len(calls) - 1
+        if streaming and not later_started and not (isinstance(args, dict) and all(k in args for k in required)):
+            continue
+        return call
     return None

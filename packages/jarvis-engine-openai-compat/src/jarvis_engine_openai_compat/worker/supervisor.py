@@ -14,6 +14,7 @@ never replayed.
 from __future__ import annotations
 
 import collections
+import logging
 import random
 import threading
 import time
@@ -31,7 +32,9 @@ from .state import RequestState, WorkerState
 if TYPE_CHECKING:
     from .worker import LlamaCppWorker
 
-__all__ = ["Supervisor"]
+__all__ = ["Supervisor", "template_supports_tools"]
+
+log = logging.getLogger(__name__)
 
 
 class _Stopping(Exception):
@@ -52,13 +55,15 @@ class Supervisor:
         self.tick = max(0.05, min(0.5, t.stall_window / 5, t.headers / 5))
         self.cpu = CpuHistory(horizon=t.stall_window * 2 + 1.0)
         self._ready_mono = time.monotonic()
+        self._next_health = 0.0
+        self._unhealthy_since: Optional[float] = None
 
     # -- main loop ------------------------------------------------------------------------------
     def run(self) -> None:
         w = self.worker
         while not self.stop_event.is_set():
             failure = self._launch()
-            if failure is None:
+            if failure is None and not self.stop_event.is_set():
                 failure = self._monitor()
             if failure is None or self.stop_event.is_set():
                 return
@@ -123,9 +128,22 @@ class Supervisor:
             return "start_failed", str(exc), False
         self.cpu.clear()
         self._ready_mono = time.monotonic()
+        w._set_tool_mode(self._tool_mode(proc.url))
         w._set_server(proc, proc.url)
         w._publish(EventType.WORKER_READY, pid=proc.pid, url=proc.url, startup_s=time.monotonic() - started)
         return None
+
+    def _tool_mode(self, url: str) -> str:
+        """The tool mode in use: the configured one, or for ``auto`` what the server's template supports."""
+        mode = self.config.tool_mode
+        if mode != "auto":
+            return mode
+        try:
+            resp = self.worker.http_client().get(f"{url}/props", timeout=self.config.timeouts.probe)
+            props = resp.json() if resp.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            props = None
+        return "native" if template_supports_tools(props) else "json_schema"
 
     def _discard_server(self, *, hard: bool) -> None:
         proc = self.worker._take_server()
@@ -138,40 +156,47 @@ class Supervisor:
 
     # -- watching -------------------------------------------------------------------------------
     def _monitor(self) -> Optional[Tuple[str, str, bool]]:
-        w = self.worker
-        cfg = self.config
-        t = cfg.timeouts
-        proc = w._server
+        proc = self.worker._server
         assert proc is not None
         reader = ProcessCpuReader(proc.pid) if proc.pid else None
-        next_health = 0.0
-        unhealthy_since: Optional[float] = None
+        self._next_health = 0.0
+        self._unhealthy_since = None
         while not self.stop_event.wait(self.tick):
             if not proc.is_alive():
                 return "server_crashed", self._exit_detail(proc), False
-            now = time.monotonic()
-            if reader is not None:
-                self.cpu.add(reader(), now)
-            problem = self._check_requests(now)
+            try:
+                problem = self._watch_once(reader)
+            except Exception:  # a bug in one check must not end supervision silently
+                log.exception("llama.cpp worker supervisor: a check failed; supervision goes on")
+                continue
             if problem is not None:
                 return problem
-            problem = self._check_draining(now)
-            if problem is not None:
-                return problem
-            if now >= next_health:
-                next_health = now + t.health_interval
-                if self._probe("/health") == 200:
-                    unhealthy_since = None
-                    w._mark_healthy()
-                else:
-                    unhealthy_since = unhealthy_since or now
-            if unhealthy_since is not None and now - unhealthy_since >= t.stall_window:
-                rate = self.cpu.rate(t.stall_window, now)
-                if rate is not None and rate < t.min_cpu_fraction:
-                    return ("server_unresponsive",
-                            f"/health failed for {now - unhealthy_since:.1f}s and the server's CPU is idle", False)
-            if self._consecutive and now - self._ready_mono >= cfg.restart.stable_after:
-                self._consecutive = 0
+        return None
+
+    def _watch_once(self, reader: Optional[ProcessCpuReader]) -> Optional[Tuple[str, str, bool]]:
+        """One tick of checks; returns the failure that calls for a restart, if any."""
+        cfg = self.config
+        t = cfg.timeouts
+        now = time.monotonic()
+        if reader is not None:
+            self.cpu.add(reader(), now)
+        problem = self._check_requests(now) or self._check_draining(now)
+        if problem is not None:
+            return problem
+        if now >= self._next_health:
+            self._next_health = now + t.health_interval
+            if self._probe("/health") == 200:
+                self._unhealthy_since = None
+                self.worker._mark_healthy()
+            else:
+                self._unhealthy_since = self._unhealthy_since or now
+        since = self._unhealthy_since
+        if since is not None and now - since >= t.stall_window:
+            rate = self.cpu.rate(t.stall_window, now)
+            if rate is not None and rate < t.min_cpu_fraction:
+                return "server_unresponsive", f"/health failed for {now - since:.1f}s and the server's CPU is idle", False
+        if self._consecutive and now - self._ready_mono >= cfg.restart.stable_after:
+            self._consecutive = 0  # a stable server resets the backoff
         return None
 
     def _check_requests(self, now: float) -> Optional[Tuple[str, str, bool]]:
@@ -209,7 +234,7 @@ class Supervisor:
         """Ids of the server slots that are processing; ``None`` when unknown; empty when not reported."""
         try:
             resp = self.worker.http_client().get(f"{self.worker.url}/slots", timeout=self.config.timeouts.probe)
-        except httpx.HTTPError:
+        except (httpx.HTTPError, RuntimeError):
             return None
         if resp.status_code != 200:
             return set()  # /slots disabled: nothing to confirm
@@ -229,3 +254,12 @@ class Supervisor:
     def _exit_detail(proc: ServerProcess) -> str:
         tail = proc.log_tail(5).strip()
         return f"the server exited with code {proc.returncode}" + (f"; last output: {tail[-600:]}" if tail else "")
+
+
+def template_supports_tools(props: object) -> bool:
+    """Whether llama.cpp's ``/props`` says the model's chat template renders tools and tool calls (no
+    report at all: assume it does, as older servers handled tools themselves)."""
+    caps = props.get("chat_template_caps") if isinstance(props, dict) else None
+    if not isinstance(caps, dict):
+        return True
+    return bool(caps.get("supports_tools") and caps.get("supports_tool_calls", True))

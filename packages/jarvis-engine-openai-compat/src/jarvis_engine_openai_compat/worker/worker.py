@@ -78,6 +78,7 @@ class LlamaCppWorker:
         self._server: Optional[ServerProcess] = None
         self._url: Optional[str] = None
         self._generation = 0
+        self._tool_mode: Optional[str] = None
         self._restart_count = 0
         self._last_error: Optional[str] = None
         self._last_healthy_at: Optional[float] = None
@@ -197,6 +198,9 @@ class LlamaCppWorker:
             raise ValueError(f"tool_choice must be 'auto', 'required' or 'none', got {tool_choice!r}")
         if tool_choice == "none":
             offered, controls = (), ()
+        if response_format is not None and (offered or controls) and self.config.tool_mode != "native":
+            raise ValueError("response_format cannot be combined with tools in the json_schema (or auto) tool mode, "
+                             "which uses response_format itself; pass tool_choice='none' or no tools")
         if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
             raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}")
         spec = RequestSpec(
@@ -284,6 +288,13 @@ class LlamaCppWorker:
             )
 
     @property
+    def tool_mode(self) -> Optional[str]:
+        """The tool mode in use (``native`` or ``json_schema``; for ``auto`` known once the server is up)."""
+        with self._lock:
+            return self._tool_mode if self._tool_mode is not None else (
+                None if self.config.tool_mode == "auto" else self.config.tool_mode)
+
+    @property
     def url(self) -> str:
         """The current server's base URL (changes on every restart). Raises when no server is up."""
         with self._lock:
@@ -345,6 +356,10 @@ class LlamaCppWorker:
                 self._next_restart_at = None
                 self._slots = [(_FREE, None, 0.0) if s[0] == _DRAINING else s for s in self._slots]
             self._changed.notify_all()
+
+    def _set_tool_mode(self, mode: str) -> None:
+        with self._lock:
+            self._tool_mode = mode
 
     def _take_server(self) -> Optional[ServerProcess]:
         with self._lock:

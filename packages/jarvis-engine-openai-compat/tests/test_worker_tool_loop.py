@@ -1,0 +1,264 @@
+"""The worker's tool loop: control signals, budget, per-tool timeout, output cap.
+
+Two drivers, neither of which mocks the worker:
+
+* **Real SmolLM2 in ``json_schema`` tool mode.** SmolLM2's chat template knows no tools, so the worker asks
+  for a reply constrained by a JSON schema whose only allowed call is the decision request; the server's
+  grammar makes the model produce it, and the worker's real parsing path turns it into a signal.
+* **A scripted llama-server** (``data/scripted_llama_server.py``) launched by the worker as its
+  ``binary_path``: a real subprocess speaking llama.cpp's streamed OpenAI format that plays a script of
+  tool calls, in native tool mode. It records every request body, so the tests can check what the worker
+  sent back to the "model" (capped outputs, timeout messages, the remaining budget, no tools once the budget
+  is spent, a byte-identical BIOS prefix on every turn).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import pathlib
+import sys
+import threading
+import time
+from typing import Any, Dict, List
+
+import pytest
+
+from jarvis_core.errors import ConfigError
+from jarvis_engine_openai_compat.server.launch import smollm2_model_path
+from jarvis_engine_openai_compat.worker import (
+    NOT_READY,
+    InProcessToolRunner,
+    LlamaCppWorker,
+    RequestState,
+    RestartPolicy,
+    ToolLimits,
+    WorkerConfig,
+)
+
+DATA = pathlib.Path(__file__).parent / "data"
+FIXED_NOW = dt.datetime(2025, 1, 7, 14, 5, tzinfo=dt.timezone.utc)
+HANG_GUARD = 120.0
+ECHO_PARAMS = {"type": "object", "properties": {"text": {"type": "string", "maxLength": 40}}, "required": ["text"],
+               "additionalProperties": False}
+
+
+@pytest.fixture
+def runner():
+    """Real in-process tools: echo, one with a huge output, one that hangs until the test ends."""
+    release = threading.Event()
+    r = InProcessToolRunner()
+    r.calls: List[str] = []  # type: ignore[attr-defined]
+
+    def echo(text: str) -> str:
+        r.calls.append(f"echo:{text}")  # type: ignore[attr-defined]
+        return f"echo: {text}"
+
+    def big() -> str:
+        r.calls.append("big")  # type: ignore[attr-defined]
+        return "0123456789" * 5000
+
+    def slow() -> str:
+        r.calls.append("slow")  # type: ignore[attr-defined]
+        release.wait(60)
+        return "finally"
+
+    r.register(echo, description="Echo the text back.", parameters=ECHO_PARAMS)
+    r.register(big, description="Return a lot of data.")
+    r.register(slow, description="Take a long time.")
+    yield r
+    release.set()
+
+
+@pytest.fixture
+def workers():
+    made: List[LlamaCppWorker] = []
+    yield made
+    for w in made:
+        w.stop()
+
+
+def wait_result(worker: LlamaCppWorker, request_id: str):
+    result = worker.wait(request_id, HANG_GUARD)
+    assert result is not NOT_READY, "the request never finished"
+    return result
+
+
+# -- scripted llama-server -------------------------------------------------------------------------
+class Scripted:
+    """A scripted llama-server: ``binary`` to launch, ``model`` (the script) and the recorded requests."""
+
+    def __init__(self, tmp_path: pathlib.Path, turns: List[List[Dict[str, Any]]]) -> None:
+        self.binary = tmp_path / "llama-server"
+        source = (DATA / "scripted_llama_server.py").read_text(encoding="utf-8")
+        self.binary.write_text(f"#!{sys.executable}\n{source}", encoding="utf-8")
+        self.binary.chmod(0o755)
+        self.model = tmp_path / "script.json"
+        self.model.write_text(json.dumps({"turns": turns}), encoding="utf-8")
+
+    def requests(self) -> List[Dict[str, Any]]:
+        path = pathlib.Path(str(self.model) + ".requests.jsonl")
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def scripted_worker(workers, runner, server: Scripted, **overrides: Any) -> LlamaCppWorker:
+    settings: Dict[str, Any] = dict(model_path=str(server.model), binary_path=str(server.binary), slots=1,
+                                    ctx_per_slot=1024, max_tokens=64, startup_timeout=60.0)
+    settings.update(overrides)
+    worker = LlamaCppWorker(WorkerConfig(**settings), tool_runner=runner, clock=lambda: FIXED_NOW)
+    workers.append(worker)
+    return worker.start(timeout=60)
+
+
+def call(name: str, **arguments: Any) -> Dict[str, Any]:
+    return {"tool_call": {"name": name, "arguments": arguments}, "fragments": 3}
+
+
+def test_decision_request_stops_generation_at_once(tmp_path, workers, runner):
+    """The server streams a decision request, then would call echo and stall for 30 s: the worker must end
+    the request as soon as the decision's arguments are complete, run nothing, and send no second turn."""
+    server = Scripted(tmp_path, [[
+        {"content": "I need a decision. "},
+        call("decision_request", question="Deploy on Friday or Monday?", options=["Friday", "Monday"]),
+        call("echo", text="never"),
+        {"sleep": 30},
+    ]])
+    worker = scripted_worker(workers, runner, server, restart=RestartPolicy(cancel_grace=60))
+    started = time.monotonic()
+    assert worker.tool_mode == "native"  # auto: a server without /props capabilities handles tools itself
+    handle = worker.submit("Be careful.", "When do we deploy?")
+    result = wait_result(worker, handle.id)
+    assert time.monotonic() - started < 25, "the worker waited for the rest of the stream"  # hang guard
+    assert result.state is RequestState.COMPLETED
+    assert result.stop_reason == "decision_request"
+    assert [s.kind for s in result.signals] == ["decision_request"]
+    assert result.signals[0].arguments == {"question": "Deploy on Friday or Monday?", "options": ["Friday", "Monday"]}
+    assert result.content == "I need a decision. "
+    assert runner.calls == []
+    assert len(server.requests()) == 1
+    assert worker.get_status(handle.id).signals == result.signals
+
+
+def test_non_terminal_signals_are_recorded_and_the_model_carries_on(tmp_path, workers, runner):
+    server = Scripted(tmp_path, [
+        [call("low_confidence", reason="the data is old"), call("echo", text="hi")],
+        [{"content": "Done, with doubts."}],
+    ])
+    worker = scripted_worker(workers, runner, server)
+    result = wait_result(worker, worker.submit(None, "Go.").id)
+    assert result.state is RequestState.COMPLETED and result.content == "Done, with doubts."
+    assert [(s.kind, s.arguments) for s in result.signals] == [("low_confidence", {"reason": "the data is old"})]
+    assert [e.outcome for e in result.tool_trace] == ["signal", "ok"]
+    second = server.requests()[1]["messages"]
+    assert second[-2]["role"] == "tool" and second[-2]["content"].startswith("noted: the orchestrator received")
+    assert second[-1]["content"].startswith("echo: hi")
+
+
+def test_decision_request_can_be_non_terminal(tmp_path, workers, runner):
+    server = Scripted(tmp_path, [[call("decision_request", question="A or B?", options=["A", "B"])],
+                                 [{"content": "Going with A."}]])
+    worker = scripted_worker(workers, runner, server, stop_on_decision_request=False)
+    result = wait_result(worker, worker.submit(None, "Choose.").id)
+    assert result.stop_reason == "stop" and result.content == "Going with A."
+    assert [s.kind for s in result.signals] == ["decision_request"]
+    assert len(server.requests()) == 2
+
+
+def test_tool_loop_respects_budget_timeout_and_output_cap(tmp_path, workers, runner):
+    server = Scripted(tmp_path, [
+        [call("big")],
+        [call("slow"), call("echo", text="same turn")],
+        [call("echo", text="over budget")],  # must never be reached with tools: the budget is 2
+        [{"content": "never"}],
+    ])
+    limits = ToolLimits(budget=2, per_tool_timeout=0.5, output_cap=300)
+    worker = scripted_worker(workers, runner, server, tools=limits)
+    handle = worker.submit("Use tools.", "Do the job.")
+    result = wait_result(worker, handle.id)
+
+    assert result.state is RequestState.COMPLETED
+    assert result.iterations == 2 and result.budget_exhausted
+    trace = [(e.iteration, e.name, e.outcome) for e in result.tool_trace]
+    assert trace == [(1, "big", "ok"), (2, "slow", "timeout"), (2, "echo", "ok")]
+    big = result.tool_trace[0]
+    assert big.truncated and big.output_chars == 50_000
+    assert result.tool_trace[1].detail == "error: tool 'slow' timed out after 0.5s"
+
+    sent = server.requests()
+    assert len(sent) == 3
+    assert [bool(r.get("tools")) for r in sent] == [True, True, False]  # no tools once the budget is spent
+    assert all(r["id_slot"] == 0 and r["stream"] is True for r in sent)
+    capped = next(m for m in sent[1]["messages"] if m["role"] == "tool")
+    assert "[output truncated: 50000 characters" in capped["content"]
+    assert len(capped["content"]) <= 300 + len("\n[tool turns left: 1]")
+    assert capped["content"].endswith("[tool turns left: 1]")
+    tool_msgs = [m for m in sent[2]["messages"] if m["role"] == "tool"]
+    assert tool_msgs[1]["content"] == "error: tool 'slow' timed out after 0.5s"
+    assert tool_msgs[2]["content"] == "echo: same turn\n[tool turns left: 0]"
+    # the last turn got the third scripted reply as plain content, since no tools were offered
+    assert "over budget" not in " ".join(runner.calls)
+    # BIOS first and byte-identical on every turn: the server's prefix cache keeps the whole conversation
+    systems = {r["messages"][0]["content"] for r in sent}
+    assert len(systems) == 1
+    system = systems.pop()
+    assert system.endswith("Tool turns available for this request: 2.\n\nUse tools.")
+    assert "Current date and time: Tuesday 2025-01-07 14:05" in system
+
+
+def test_calls_beyond_the_per_turn_cap_and_unknown_tools_get_error_results(tmp_path, workers, runner):
+    server = Scripted(tmp_path, [
+        [call("echo", text="1"), call("nope"), call("echo", text="3")],
+        [{"content": "ok"}],
+    ])
+    worker = scripted_worker(workers, runner, server, tools=ToolLimits(max_calls_per_turn=2))
+    result = wait_result(worker, worker.submit(None, "Go.", control_tools=False).id)
+    assert [e.outcome for e in result.tool_trace] == ["ok", "error", "skipped"]
+    assert "no tool named 'nope'" in result.tool_trace[1].detail
+    assert runner.calls == ["echo:1"]
+    assert "tools" in server.requests()[0] and len(server.requests()[0]["tools"]) == 3  # echo, big, slow
+
+
+def test_bad_submissions_are_errors(tmp_path, workers, runner):
+    server = Scripted(tmp_path, [[{"content": "hi"}]])
+    worker = scripted_worker(workers, runner, server, tool_mode="json_schema")
+    with pytest.raises(LookupError, match="unknown tool 'weather'"):
+        worker.submit(None, "Go.", tools=["weather"])
+    with pytest.raises(ValueError, match="unknown control tool"):
+        worker.submit(None, "Go.", control_tools=["panic"])
+    with pytest.raises(ValueError, match="exactly one"):
+        worker.submit(None, "Go.", messages=[{"role": "user", "content": "Go."}])
+    with pytest.raises(ValueError, match="response_format cannot be combined"):
+        worker.submit(None, "Go.", response_format={"type": "json_object"})
+    handle = worker.submit(None, "Go.", response_format={"type": "json_object"}, tool_choice="none")
+    assert wait_result(worker, handle.id).content == "hi"
+    assert server.requests()[0]["response_format"] == {"type": "json_object"}
+    assert "tools" not in server.requests()[0]
+
+
+# -- real SmolLM2, json_schema tool mode -----------------------------------------------------------
+@pytest.fixture(scope="module")
+def gguf() -> str:
+    pytest.importorskip("xllamacpp", reason="the real-server tests need the [embedded] extra (xllamacpp)")
+    try:
+        return smollm2_model_path()
+    except ConfigError as exc:
+        pytest.skip(str(exc))
+
+
+def test_smollm2_decision_request_through_the_json_schema_mode(gguf, workers, runner):
+    config = WorkerConfig(model_path=gguf, slots=1, ctx_per_slot=2048, threads=2, max_tokens=160, temperature=0.0,
+                          tool_mode="json_schema", tools=ToolLimits(budget=2, max_calls_per_turn=1))
+    worker = LlamaCppWorker(config, tool_runner=runner, clock=lambda: FIXED_NOW)
+    workers.append(worker)
+    worker.start(timeout=180)
+    handle = worker.submit("You are a helpful assistant.", "Should we deploy on Friday or on Monday? Ask the user.",
+                           tools=(), control_tools=("decision_request",), tool_choice="required")
+    result = wait_result(worker, handle.id)
+    assert result.state is RequestState.COMPLETED, (result.reason, result.detail)
+    assert result.stop_reason == "decision_request"
+    assert [s.kind for s in result.signals] == ["decision_request"]
+    assert isinstance(result.signals[0].arguments.get("question"), str)
+    assert isinstance(result.signals[0].arguments.get("options"), list)
+    assert result.iterations == 1 and runner.calls == []
