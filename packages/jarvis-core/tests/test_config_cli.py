@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from jarvis_core.cli.main import main
 from jarvis_core.config import default_config_text
 from jarvis_core.testing import installed_registry, simple_plugin

@@ -8,6 +8,7 @@ from typing import Optional
 
 import attrs
 import pytest
+
 from jarvis_core.config import load_config
 from jarvis_core.config.toml_source import key_lines
 from jarvis_core.errors import ConfigError, PluginError

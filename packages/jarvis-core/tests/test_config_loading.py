@@ -9,6 +9,7 @@ from typing import Optional
 
 import attrs
 import pytest
+
 from jarvis_core.config import (
     ConfigDeprecationWarning,
     ConfigWarning,

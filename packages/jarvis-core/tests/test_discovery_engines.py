@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
+
 from jarvis_core.config import load_config
 from jarvis_core.discovery import (
     ModelListing,

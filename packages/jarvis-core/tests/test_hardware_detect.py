@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from jarvis_core.cli.main import main
 from jarvis_core.hardware import detect_hardware, run_tool
 

@@ -160,6 +160,9 @@ class JarvisConfig:
             for alias in ("host", "base_url"):
                 options.pop(alias, None)  # one address only: the environment's
             options[option] = value
+        if self.model_defaults:
+            # The user's [model_defaults] rules; create_engine passes them to engines that apply them.
+            options["model_defaults"] = dict(self.model_defaults)
         return options
 
     def host_of(self, key: str) -> Optional[str]:

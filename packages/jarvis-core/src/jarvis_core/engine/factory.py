@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import inspect
+import logging
 from typing import Any
 
 from jarvis_core.engine.base import InferenceEngine
 from jarvis_core.errors import InvalidOptionError, PluginError
 
 __all__ = ["create_engine", "engine_class"]
+
+log = logging.getLogger(__name__)
 
 
 def engine_class(key: str) -> type:
@@ -25,11 +28,18 @@ def create_engine(key: str, **options: Any) -> InferenceEngine:
     """Build the engine registered as ``key``.
 
     Common options: ``host=`` / ``base_url=``, ``api_key=``, ``timeout=`` (where the engine has them);
-    an option the engine's constructor does not take raises :class:`InvalidOptionError` naming it.
+    an option the engine's constructor does not take raises :class:`InvalidOptionError` naming it, except
+    ``model_defaults=`` (the user's ``[model_defaults]`` rules), which is dropped with a warning for engines
+    that do not resolve backend defaults.
     """
     cls = engine_class(key)
     params = inspect.signature(cls.__init__).parameters
-    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    if "model_defaults" in options and not takes_any and "model_defaults" not in params:
+        # User rules are advice for engines that resolve backend defaults; one that does not is told, not broken.
+        options.pop("model_defaults")
+        log.warning("engine %r does not apply [model_defaults] rules from the config; they are ignored for it", key)
+    if not takes_any:
         accepted = [n for n, p in params.items() if n != "self" and p.kind is not inspect.Parameter.VAR_POSITIONAL]
         unknown = [k for k in options if k not in accepted]
         if unknown:

@@ -39,6 +39,7 @@ _CONTEXT_WORDS = (
     "reduce the length",
     "longer than the model",
     "input token count",
+    "exceeds the available context size",
 )
 _TOOLS_WORDS = (
     "enable-auto-tool-choice",
@@ -48,6 +49,8 @@ _TOOLS_WORDS = (
     "tools are not supported",
     "tool use is not supported",
     "tool calling is not supported",
+    "requires --jinja",
+    "tools param requires",
 )
 _NOT_FOUND_WORDS = ("model not found", "not found", "does not exist", "no such model", "unknown model")
 _FILTER_WORDS = ("content_filter", "content filter", "safety", "content management policy")
