@@ -187,6 +187,20 @@ def test_sigstop_is_caught_as_a_stall_and_the_server_restarted(make_worker):
     assert again.state is RequestState.COMPLETED
 
 
+def test_a_wedged_server_that_sends_no_headers_is_restarted(make_worker):
+    """SIGSTOPped while idle: the kernel still accepts the connection, but no headers ever come."""
+    worker = make_worker(timeouts=TimeoutProfile(headers=1.0), restart=RestartPolicy(backoff_base=0.1))
+    old_pid = worker.status().pid
+    os.kill(old_pid, signal.SIGSTOP)
+    handle = worker.submit(SYSTEM, QUESTION, control_tools=False)
+    result = wait_result(worker, handle.id)
+    assert result.state is RequestState.FAILED and result.reason == "headers_timeout"
+    status = poll(lambda: (s := worker.status()).healthy and s.pid != old_pid and s, "restart")
+    assert status.restart_count == 1 and "headers_timeout" in status.last_error
+    again = wait_result(worker, submit_when_free(worker, SYSTEM, QUESTION, control_tools=False).id)
+    assert again.state is RequestState.COMPLETED
+
+
 def test_a_long_prefill_that_burns_cpu_is_not_a_stall(make_worker):
     """The stall window (0.3 s) is far shorter than the prefill of these prompts, during which the server
     sends no bytes: the request must still complete, because the server's CPU time keeps moving. The
@@ -279,7 +293,6 @@ def test_a_real_smollm2_repetition_loop_is_caught_and_cancelled(make_worker):
     assert result.state is RequestState.CANCELED
     assert result.reason == "repeated_line_loop"
     assert "cats are" in result.detail.lower()  # the repeated line itself
-    assert result.usage.completion_tokens == 0 or result.usage.completion_tokens < 600
     assert result.content.lower().count(result.detail.split(". ", 1)[-1].lower()) >= 6
     assert worker.status().restart_count == 0  # a loop cancels the request, it does not restart the worker
     again = wait_result(worker, submit_when_free(worker, SYSTEM, QUESTION, control_tools=False).id)

@@ -24,7 +24,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-from jarvis_core.errors import ConfigError
+from jarvis_core.errors import ConfigError, EngineConnectionError
 from jarvis_engine_openai_compat.server.launch import smollm2_model_path
 from jarvis_engine_openai_compat.worker import (
     NOT_READY,
@@ -141,6 +141,24 @@ def test_decision_request_stops_generation_at_once(tmp_path, workers, runner):
     assert worker.get_status(handle.id).signals == result.signals
 
 
+def test_a_server_slot_that_stays_busy_after_the_stream_closed_means_a_restart(tmp_path, workers, runner):
+    """The scripted server keeps its slot busy for 30 s after the worker closed the stream (as a wedged
+    llama.cpp would): after ``cancel_grace`` the worker restarts it instead of reusing the slot."""
+    server = Scripted(tmp_path, [[call("decision_request", question="?", options=["a"]), {"sleep": 30}]])
+    worker = scripted_worker(workers, runner, server,
+                             restart=RestartPolicy(cancel_grace=0.5, backoff_base=0.05))
+    old_pid = worker.status().pid
+    result = wait_result(worker, worker.submit(None, "Go.").id)
+    assert result.state is RequestState.COMPLETED and result.stop_reason == "decision_request"
+    deadline = time.monotonic() + HANG_GUARD
+    while time.monotonic() < deadline and not (worker.status().healthy and worker.status().pid != old_pid):
+        time.sleep(0.05)
+    status = worker.status()
+    assert status.healthy and status.pid != old_pid
+    assert status.restart_count == 1 and status.last_error.startswith("slot_stuck: server slot 0 kept working")
+    assert status.slots_used == 0
+
+
 def test_non_terminal_signals_are_recorded_and_the_model_carries_on(tmp_path, workers, runner):
     server = Scripted(tmp_path, [
         [call("low_confidence", reason="the data is old"), call("echo", text="hi")],
@@ -235,6 +253,11 @@ def test_bad_submissions_are_errors(tmp_path, workers, runner):
     assert wait_result(worker, handle.id).content == "hi"
     assert server.requests()[0]["response_format"] == {"type": "json_object"}
     assert "tools" not in server.requests()[0]
+    with pytest.raises(LookupError, match="unknown worker request 'req-nope'"):
+        worker.get_status("req-nope")
+    worker.stop()
+    with pytest.raises(EngineConnectionError, match="stopped"):
+        worker.submit(None, "Go.")
 
 
 # -- real SmolLM2, json_schema tool mode -----------------------------------------------------------

@@ -15,7 +15,6 @@ one ``httpx.AsyncClient``, created on first use). :class:`ProviderClient` adds:
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any, AsyncIterator, Callable, ClassVar, Dict, FrozenSet, Mapping, Optional, Sequence
 
 import httpx
@@ -161,37 +160,15 @@ class ProviderClient(HTTPEngine):
         """GET ``path`` and return the decoded reply, retrying rate limits and server errors."""
         return self._with_retries(lambda: self._request_once("GET", path, None, "", params), "")
 
-    @contextlib.asynccontextmanager
-    async def open_lines(self, path: str, body: Any, *, model: str = "") -> AsyncIterator[AsyncIterator[str]]:
-        """POST ``body`` as a streamed request; yield an async iterator of the reply's lines.
+    def open_lines(self, path: str, body: Any, *, model: str = "") -> Any:
+        """POST ``body`` as a streamed request; an async context manager yielding the reply's lines.
 
         An error status raises its typed error before any line; a connection that breaks mid-way raises
         :class:`StreamError`; leaving the block closes the response (which cancels the generation).
         """
-        request = self.aclient.build_request(
-            "POST", path, json=body, headers={"accept": "text/event-stream"}
+        return self.astream_lines(
+            "POST", path, json_body=body, model=model or None, headers={"accept": "text/event-stream"}
         )
-        try:
-            response = await self.aclient.send(request, stream=True)
-        except httpx.TransportError as exc:
-            raise self.transport_error(exc, path) from None
-        try:
-            if response.status_code >= 400:
-                await response.aread()
-                self._raise_for_status(response, model=model or None)
-            yield self._lines(response, path)
-        finally:
-            await response.aclose()
-
-    async def _lines(self, response: httpx.Response, path: str) -> AsyncIterator[str]:
-        try:
-            async for line in response.aiter_lines():
-                yield line
-        except httpx.TransportError as exc:
-            err = self.transport_error(exc, path)
-            if not isinstance(err, StreamError):
-                err = StreamError(f"{self.who}: the stream broke off: {err}", engine_id="cloud")
-            raise err from None
 
     async def retrying_stream(
         self, make_stream: Callable[[], AsyncIterator[StreamChunk]], *, model: str

@@ -22,6 +22,7 @@ import attrs
 import httpx
 
 from jarvis_core.engine.base import SAMPLING_OPTIONS, ToolLike
+from jarvis_core.engine.http import HTTPEngine
 from jarvis_core.engine.messages import messages_to_dicts, tools_to_openai
 from jarvis_core.engine.openai_wire import (
     ChatStreamDecoder,
@@ -43,7 +44,6 @@ from jarvis_core.errors import (
 from jarvis_core.events import EventType
 from jarvis_core.plugins.registry import get_registry
 from jarvis_core.types import Completion, MessageLike, StreamChunk
-from jarvis_engine_openai_compat.keepalive import KeepAliveHTTPEngine
 from jarvis_engine_openai_compat.tool_modes import (
     TOOL_MODES,
     ConflictingOptionError,
@@ -84,7 +84,7 @@ class _Call:
         self.dropped = False
 
 
-class OpenAICompatEngine(KeepAliveHTTPEngine):
+class OpenAICompatEngine(HTTPEngine):
     """Any server with an OpenAI-compatible chat API. ``host`` (or ``base_url``) is required.
 
     :param host: base URL; a trailing ``/v1`` is accepted. ``<KEY>_HOST`` overrides it through the config.
@@ -352,12 +352,12 @@ class OpenAICompatEngine(KeepAliveHTTPEngine):
         async with contextlib.AsyncExitStack() as stack:
             try:
                 response = await stack.enter_async_context(
-                    self.astream_response(self.chat_path, call.payload, model=model))
+                    self.astream_response("POST", self.chat_path, json_body=call.payload, model=model))
             except ToolsNotSupportedError as exc:
                 if not self._drop_tools(call, exc):
                     raise
                 response = await stack.enter_async_context(
-                    self.astream_response(self.chat_path, call.payload, model=model))
+                    self.astream_response("POST", self.chat_path, json_body=call.payload, model=model))
             body = response.aiter_bytes()
             stack.push_async_callback(body.aclose)
             ended = False

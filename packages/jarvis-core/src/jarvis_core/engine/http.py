@@ -63,6 +63,9 @@ def translate_transport_error(exc: Exception, *, engine_id: str, url: str) -> En
     )
 
 
+# Failures that, before any response byte, mean "the pooled connection was already closed by the server".
+_STALE = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+
 #: How long (seconds) and how many lines a finished stream's leftovers may take to read before the
 #: connection is dropped instead of being reused.
 _DRAIN_SECONDS = 0.5
@@ -74,12 +77,6 @@ async def _adrain(lines: AsyncIterator[str]) -> None:
     async for _ in lines:
         n += 1
         if n > _DRAIN_LINES:
-            return
-
-
-def _drain(lines: Iterator[str]) -> None:
-    for n, _ in enumerate(lines):
-        if n >= _DRAIN_LINES:
             return
 
 
@@ -225,6 +222,76 @@ class HTTPEngine(InferenceEngine):
             retry_after=parse_retry_after(response.headers.get("retry-after")),
         )
 
+    def build_request(
+        self,
+        client: Any,
+        method: str,
+        path: str,
+        *,
+        json_body: Any = None,
+        params: Optional[Mapping[str, Any]] = None,
+        headers: Optional[Mapping[str, str]] = None,
+        timeout: Optional[float] = None,
+    ) -> httpx.Request:
+        """A request for ``client`` (:attr:`client` or :attr:`aclient`); ``timeout`` overrides the read timeout."""
+        hdrs = {"content-type": "application/json"} if json_body is not None else {}
+        if headers:
+            hdrs.update(headers)
+        return client.build_request(
+            method, path, params=params, headers=hdrs,
+            content=json.dumps(json_body).encode() if json_body is not None else None,
+            timeout=self._timeout(timeout) if timeout is not None else httpx.USE_CLIENT_DEFAULT,
+            extensions={"jarvis_path": path},
+        )
+
+    def transport_error(self, exc: Exception, path: str) -> EngineError:
+        """The jarvis error for a transport failure on ``path``; engines override it to change the hint."""
+        return translate_transport_error(exc, engine_id=self.engine_id, url=self.base_url + path)
+
+    def send(self, request: httpx.Request) -> httpx.Response:
+        """Send ``request`` on the pooled client (streamed: the caller reads and closes the response).
+
+        Servers such as llama.cpp close keep-alive connections after a streamed reply or after a short
+        idle time, so a pooled connection can be dead when it is reused. When sending fails that way,
+        before any byte of a response, the request goes once more on a fresh connection: inference
+        requests have no side effects, and a server that is really gone fails the second attempt too.
+        """
+        try:
+            try:
+                return self.client.send(request, stream=True)
+            except _STALE:
+                return self.client.send(request, stream=True)
+        except httpx.TransportError as exc:
+            raise self.transport_error(exc, request.extensions.get("jarvis_path", request.url.path)) from None
+
+    async def asend(self, request: httpx.Request) -> httpx.Response:
+        """Async twin of :meth:`send`."""
+        client = self.aclient
+        try:
+            try:
+                return await client.send(request, stream=True)
+            except _STALE:
+                return await client.send(request, stream=True)
+        except httpx.TransportError as exc:
+            raise self.transport_error(exc, request.extensions.get("jarvis_path", request.url.path)) from None
+
+    def broken(self, exc: Exception, path: str) -> StreamError:
+        """The error for a transport failure after the response started: always a :class:`StreamError`."""
+        err = self.transport_error(exc, path)
+        if isinstance(err, StreamError):
+            return err
+        return StreamError(f"{self.engine_id}: the reply from {self.base_url}{path} broke off: {err}", engine_id=self.engine_id)
+
+    def _decode_json(self, response: httpx.Response, path: str, model: Optional[str]) -> Any:
+        self._raise_for_status(response, model=model)
+        try:
+            return response.json()
+        except ValueError:
+            raise StreamError(
+                f"{self.engine_id}: {path} answered with invalid JSON: {self._redact(response.text[:200])!r}",
+                engine_id=self.engine_id,
+            ) from None
+
     def request_json(
         self,
         method: str,
@@ -236,128 +303,141 @@ class HTTPEngine(InferenceEngine):
         params: Optional[Mapping[str, Any]] = None,
     ) -> Any:
         """Send a request with the pooled client and return the decoded JSON body, or raise a typed error."""
+        response = self.send(self.build_request(self.client, method, path, json_body=json_body, params=params, timeout=timeout))
         try:
-            response = self.client.request(
-                method, path, json=json_body, params=params,
-                timeout=self._timeout(timeout) if timeout is not None else httpx.USE_CLIENT_DEFAULT,
-            )
+            response.read()
         except httpx.TransportError as exc:
-            raise translate_transport_error(exc, engine_id=self.engine_id, url=self.base_url + path) from None
-        self._raise_for_status(response, model=model)
-        try:
-            return response.json()
-        except ValueError:
-            raise StreamError(
-                f"{self.engine_id}: {path} answered with invalid JSON: {self._redact(response.text[:200])!r}",
-                engine_id=self.engine_id,
-            ) from None
+            raise self.broken(exc, path) from None
+        finally:
+            response.close()
+        return self._decode_json(response, path, model)
 
     async def arequest_json(
         self, method: str, path: str, *, json_body: Any = None, timeout: Optional[float] = None,
         model: Optional[str] = None, params: Optional[Mapping[str, Any]] = None,
     ) -> Any:
         """Async twin of :meth:`request_json`."""
-        try:
-            response = await self.aclient.request(
-                method, path, json=json_body, params=params,
-                timeout=self._timeout(timeout) if timeout is not None else httpx.USE_CLIENT_DEFAULT,
-            )
-        except httpx.TransportError as exc:
-            raise translate_transport_error(exc, engine_id=self.engine_id, url=self.base_url + path) from None
-        self._raise_for_status(response, model=model)
-        try:
-            return response.json()
-        except ValueError:
-            raise StreamError(
-                f"{self.engine_id}: {path} answered with invalid JSON: {self._redact(response.text[:200])!r}",
-                engine_id=self.engine_id,
-            ) from None
-
-    @contextlib.asynccontextmanager
-    async def astream_lines(
-        self, method: str, path: str, *, json_body: Any = None, model: Optional[str] = None,
-        timeout: Optional[float] = None,
-    ) -> AsyncIterator[AsyncIterator[str]]:
-        """Open a streamed request and yield an async iterator of its lines.
-
-        Error statuses raise before any line is yielded; a connection that breaks mid-stream raises
-        :class:`~jarvis_core.errors.StreamError`; leaving the block closes the response (which is how a
-        caller cancels a generation on most servers).
-        """
-        url = self.base_url + path
-        body = json.dumps(json_body).encode() if json_body is not None else None
-        request = self.aclient.build_request(
-            method, path, content=body,
-            headers={"content-type": "application/json", "accept": "text/event-stream, application/x-ndjson"},
-            timeout=self._timeout(timeout) if timeout is not None else httpx.USE_CLIENT_DEFAULT,
+        response = await self.asend(
+            self.build_request(self.aclient, method, path, json_body=json_body, params=params, timeout=timeout)
         )
         try:
-            response = await self.aclient.send(request, stream=True)
+            await response.aread()
         except httpx.TransportError as exc:
-            raise translate_transport_error(exc, engine_id=self.engine_id, url=url) from None
-        lines = self._guarded_lines(response, url)
+            raise self.broken(exc, path) from None
+        finally:
+            await response.aclose()
+        return self._decode_json(response, path, model)
+
+    @contextlib.asynccontextmanager
+    async def astream_response(
+        self, method: str, path: str, *, json_body: Any = None, params: Optional[Mapping[str, Any]] = None,
+        headers: Optional[Mapping[str, str]] = None, model: Optional[str] = None, timeout: Optional[float] = None,
+    ) -> AsyncIterator[httpx.Response]:
+        """Open a streamed request and yield the ``httpx.Response``, for hot loops that read whole network
+        chunks (``aiter_bytes``); wrap a ``httpx.TransportError`` raised while reading with :meth:`broken`.
+
+        Error statuses raise before anything is yielded; leaving the block closes the response, which is how
+        a caller cancels a generation on most servers.
+        """
+        hdrs = {"accept": "text/event-stream, application/x-ndjson", **(headers or {})}
+        request = self.build_request(
+            self.aclient, method, path, json_body=json_body, params=params, headers=hdrs, timeout=timeout
+        )
+        response = await self.asend(request)
         try:
             if response.status_code >= 400:
                 await response.aread()
                 self._raise_for_status(response, model=model)
-            yield lines
-            # The caller stopped reading at its end marker ([DONE], done:true) before the body's own end;
-            # finish the body so the connection goes back to the pool instead of being closed.
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(_adrain(lines), timeout=min(self.timeout, _DRAIN_SECONDS))
+            yield response
         finally:
-            await lines.aclose()
             await response.aclose()
 
-    async def _guarded_lines(self, response: httpx.Response, url: str) -> AsyncIterator[str]:
+    @contextlib.asynccontextmanager
+    async def astream_lines(
+        self, method: str, path: str, *, json_body: Any = None, model: Optional[str] = None,
+        timeout: Optional[float] = None, params: Optional[Mapping[str, Any]] = None,
+        headers: Optional[Mapping[str, str]] = None,
+    ) -> AsyncIterator[AsyncIterator[str]]:
+        """Like :meth:`astream_response`, yielding an async iterator of the body's lines; a connection that
+        breaks mid-stream raises :class:`~jarvis_core.errors.StreamError`."""
+        async with self.astream_response(
+            method, path, json_body=json_body, params=params, headers=headers, model=model, timeout=timeout
+        ) as response:
+            lines = self._guarded_lines(response, path)
+            try:
+                yield lines
+                # The caller stopped reading at its end marker ([DONE], done:true) before the body's own
+                # end; finish the body so the connection goes back to the pool instead of being closed.
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(_adrain(lines), timeout=min(self.timeout, _DRAIN_SECONDS))
+            finally:
+                await lines.aclose()
+
+    async def _guarded_lines(self, response: httpx.Response, path: str) -> AsyncIterator[str]:
         try:
             async for line in response.aiter_lines():
                 yield line
         except httpx.TransportError as exc:
-            err = translate_transport_error(exc, engine_id=self.engine_id, url=url)
-            if not isinstance(err, StreamError):
-                err = StreamError(f"{self.engine_id}: the stream from {url} broke off: {err}", engine_id=self.engine_id)
-            raise err from None
+            raise self.broken(exc, path) from None
 
     @contextlib.contextmanager
-    def stream_lines(
-        self, method: str, path: str, *, json_body: Any = None, model: Optional[str] = None,
-        timeout: Optional[float] = None,
-    ) -> Iterator[Iterator[str]]:
-        """Synchronous twin of :meth:`astream_lines` (for threads that poll, such as managed workers)."""
-        url = self.base_url + path
-        request = self.client.build_request(
-            method, path, json=json_body,
-            timeout=self._timeout(timeout) if timeout is not None else httpx.USE_CLIENT_DEFAULT,
+    def stream_response(
+        self, method: str, path: str, *, json_body: Any = None, params: Optional[Mapping[str, Any]] = None,
+        headers: Optional[Mapping[str, str]] = None, model: Optional[str] = None, timeout: Optional[float] = None,
+    ) -> Iterator[httpx.Response]:
+        """Synchronous twin of :meth:`astream_response` (for threads that poll, such as managed workers)."""
+        hdrs = {"accept": "text/event-stream, application/x-ndjson", **(headers or {})}
+        request = self.build_request(
+            self.client, method, path, json_body=json_body, params=params, headers=hdrs, timeout=timeout
         )
-        try:
-            response = self.client.send(request, stream=True)
-        except httpx.TransportError as exc:
-            raise translate_transport_error(exc, engine_id=self.engine_id, url=url) from None
-        lines = self._guarded_sync_lines(response, url)
+        response = self.send(request)
         try:
             if response.status_code >= 400:
                 response.read()
                 self._raise_for_status(response, model=model)
-            yield lines
-            with contextlib.suppress(Exception):
-                _drain(lines)  # see astream_lines
+            yield response
         finally:
-            lines.close()
             response.close()
 
-    def _guarded_sync_lines(self, response: httpx.Response, url: str) -> Iterator[str]:
+    @contextlib.contextmanager
+    def stream_lines(
+        self, method: str, path: str, *, json_body: Any = None, model: Optional[str] = None,
+        timeout: Optional[float] = None, params: Optional[Mapping[str, Any]] = None,
+        headers: Optional[Mapping[str, str]] = None,
+    ) -> Iterator[Iterator[str]]:
+        """Synchronous twin of :meth:`astream_lines` (the leftovers after the caller's end marker are read,
+        at most a few lines, so the connection is reused)."""
+        with self.stream_response(
+            method, path, json_body=json_body, params=params, headers=headers, model=model, timeout=timeout
+        ) as response:
+            lines = self._guarded_sync_lines(response, path)
+            try:
+                yield lines
+                with contextlib.suppress(Exception):
+                    for n, _ in enumerate(lines):
+                        if n >= _DRAIN_LINES:
+                            break
+            finally:
+                lines.close()
+
+    def _guarded_sync_lines(self, response: httpx.Response, path: str) -> Iterator[str]:
         try:
             yield from response.iter_lines()
         except httpx.TransportError as exc:
-            raise StreamError(f"{self.engine_id}: the stream from {url} broke off: {exc}", engine_id=self.engine_id) from None
+            raise self.broken(exc, path) from None
 
     def health(self) -> bool:
         """GET :attr:`health_path` within ``health_timeout``; True on a 2xx. Never raises."""
         try:
-            response = self.client.get(self.health_path, timeout=self.health_timeout)
+            response = self.send(self.build_request(self.client, "GET", self.health_path, timeout=self.health_timeout))
+        except EngineError:
+            return False
+        try:
+            response.read()
         except (httpx.HTTPError, OSError):
             return False
+        finally:
+            response.close()
         return response.status_code < 300
 
     #: The path :meth:`health` probes.

@@ -11,27 +11,35 @@ purpose).
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple, Union
 
 import attrs
 import httpx
 
 from jarvis_core.engine.http_errors import classify_http_error
+from jarvis_core.engine.messages import coerce_messages
 from jarvis_core.engine.openai_wire import ChatStreamDecoder, build_chat_payload
 from jarvis_core.engine.streams import SSEDecoder, decode_json
-from jarvis_core.errors import ContextLengthError, EngineError, EngineHTTPError
-from jarvis_core.types import Message, ToolCall, ToolResult, ToolSpec, Usage
+from jarvis_core.errors import ContextLengthError, EngineError, EngineHTTPError, UnknownNameError
+from jarvis_core.types import Message, MessageLike, ToolCall, ToolResult, ToolSpec, Usage
 
 from .config import WorkerConfig
 from .json_tools import parse_turn, results_message, turn_response_format
 from .loop_detector import LoopDetector
 from .prompts import build_bios
 from .record import RequestRecord
-from .signals import DECISION_REQUEST, acknowledgement, first_decision, is_control_tool, signal_from_call
+from .signals import (
+    DECISION_REQUEST,
+    acknowledgement,
+    control_tool_specs,
+    first_decision,
+    is_control_tool,
+    signal_from_call,
+)
 from .state import RequestState, ToolTraceEntry
 from .tools import ToolRunner, check_arguments, run_tool_call
 
-__all__ = ["RequestSpec", "WorkerContext", "run_request"]
+__all__ = ["RequestSpec", "WorkerContext", "build_spec", "run_request"]
 
 ENGINE_ID = "llamacpp-worker"
 
@@ -49,6 +57,51 @@ class RequestSpec:
     temperature: Optional[float] = None
     response_format: Optional[Mapping[str, Any]] = None
     now: Optional[_dt.datetime] = None
+
+
+def build_spec(
+    config: WorkerConfig,
+    runner: Optional[ToolRunner],
+    *,
+    system_prompt: Optional[str],
+    user_prompt: Optional[str],
+    messages: Optional[Sequence[MessageLike]],
+    tools: Optional[Sequence[Union[str, ToolSpec]]],
+    control_tools: Union[bool, Sequence[str]],
+    tool_choice: str,
+    max_tokens: Optional[int],
+    temperature: Optional[float],
+    response_format: Optional[Mapping[str, Any]],
+    now: _dt.datetime,
+) -> RequestSpec:
+    """Check a submission and turn it into a :class:`RequestSpec` (see ``LlamaCppWorker.submit``)."""
+    if (user_prompt is None) == (messages is None):
+        raise ValueError("give either user_prompt or messages (exactly one)")
+    conversation = (Message.user(user_prompt),) if user_prompt is not None else tuple(coerce_messages(messages or ()))
+    available = {s.name: s for s in (runner.tool_specs() if runner is not None else ())}
+    if tools is None:
+        offered = tuple(available.values())
+    else:
+        names = [t.name if isinstance(t, ToolSpec) else str(t) for t in tools]
+        for name in names:
+            if name not in available:
+                raise UnknownNameError("tool", name, list(available))
+        offered = tuple(available[n] for n in names)
+    controls = tuple(control_tool_specs(None if control_tools is True else (control_tools or ())))
+    if tool_choice not in ("auto", "required", "none"):
+        raise ValueError(f"tool_choice must be 'auto', 'required' or 'none', got {tool_choice!r}")
+    if tool_choice == "none":
+        offered, controls = (), ()
+    if response_format is not None and (offered or controls) and config.tool_mode != "native":
+        raise ValueError("response_format cannot be combined with tools in the json_schema (or auto) tool mode, "
+                         "which uses response_format itself; pass tool_choice='none' or no tools")
+    if max_tokens is not None and (not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1):
+        raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+    return RequestSpec(
+        system_prompt=system_prompt, conversation=conversation, tools=offered, control_tools=controls,
+        tool_choice=tool_choice, max_tokens=max_tokens or config.max_tokens, temperature=temperature,
+        response_format=response_format, now=now,
+    )
 
 
 class WorkerContext(Protocol):
@@ -91,16 +144,14 @@ def run_request(ctx: WorkerContext, rec: RequestRecord, spec: RequestSpec, tz_na
         rec.finish(RequestState.FAILED, "context_length_exceeded", str(exc))
     except EngineHTTPError as exc:
         rec.finish(RequestState.FAILED, "http_error", str(exc))
-    except EngineError as exc:
-        rec.finish(RequestState.FAILED, "stream_error", str(exc))
-    except httpx.HTTPError as exc:
-        gen = rec.generation
-        died = ctx.server_died(gen)
+    except (EngineError, httpx.HTTPError) as exc:  # a broken stream: often the server died under it
+        died = ctx.server_died(rec.generation)
         if died is not None:
             rec.finish(RequestState.FAILED, "server_crashed", died)
         else:
-            rec.finish(RequestState.FAILED, "stream_error", f"{type(exc).__name__}: {exc}")
-    except Exception as exc:
+            text = str(exc) if isinstance(exc, EngineError) else f"{type(exc).__name__}: {exc}"
+            rec.finish(RequestState.FAILED, "stream_error", text)
+    except Exception as exc:  # a bug must still end the request, never hang it
         rec.finish(RequestState.FAILED, "internal_error", f"{type(exc).__name__}: {exc}")
     finally:
         if rec.streaming or rec.awaiting_headers:

@@ -27,17 +27,15 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import httpx
 
-from jarvis_core.engine.messages import coerce_messages
 from jarvis_core.errors import EngineConnectionError, UnknownNameError
 from jarvis_core.events import EventBus, EventType, default_bus
-from jarvis_core.types import Message, MessageLike, ToolSpec
+from jarvis_core.types import MessageLike, ToolSpec
 
 from ..server.launch import MissingModelError, ServerProcess
 from .config import WorkerConfig
 from .prompts import resolve_timezone
 from .record import RequestRecord
-from .request import RequestSpec, run_request
-from .signals import control_tool_specs
+from .request import RequestSpec, build_spec, run_request
 from .state import (
     NO_SLOT_AVAILABLE,
     NOT_READY,
@@ -191,22 +189,10 @@ class LlamaCppWorker:
         runner's tools to offer; ``None`` offers all of them. ``control_tools``: ``True`` (all), ``False``,
         or the names to offer. ``max_tokens`` defaults to the worker's.
         """
-        conversation = self._conversation(user_prompt, messages)
-        offered = self._offered_tools(tools)
-        controls = tuple(control_tool_specs(None if control_tools is True else (control_tools or ())))
-        if tool_choice not in ("auto", "required", "none"):
-            raise ValueError(f"tool_choice must be 'auto', 'required' or 'none', got {tool_choice!r}")
-        if tool_choice == "none":
-            offered, controls = (), ()
-        if response_format is not None and (offered or controls) and self.config.tool_mode != "native":
-            raise ValueError("response_format cannot be combined with tools in the json_schema (or auto) tool mode, "
-                             "which uses response_format itself; pass tool_choice='none' or no tools")
-        if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
-            raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}")
-        spec = RequestSpec(
-            system_prompt=system_prompt, conversation=conversation, tools=offered, control_tools=controls,
-            tool_choice=tool_choice, max_tokens=max_tokens or self.config.max_tokens, temperature=temperature,
-            response_format=response_format, now=self._clock(),
+        spec = build_spec(
+            self.config, self.runner, system_prompt=system_prompt, user_prompt=user_prompt, messages=messages,
+            tools=tools, control_tools=control_tools, tool_choice=tool_choice, max_tokens=max_tokens,
+            temperature=temperature, response_format=response_format, now=self._clock(),
         )
         with self._lock:
             if self._state in (WorkerState.STOPPED, WorkerState.GAVE_UP):
@@ -219,7 +205,8 @@ class LlamaCppWorker:
             if slot is None:
                 return NO_SLOT_AVAILABLE
             request_id = f"req-{next(self._ids)}-{uuid.uuid4().hex[:8]}"
-            rec = RequestRecord(request_id, slot, tool_budget=self.config.tools.budget if (offered or controls) else 0,
+            has_tools = bool(spec.tools or spec.control_tools)
+            rec = RequestRecord(request_id, slot, tool_budget=self.config.tools.budget if has_tools else 0,
                                 tail_chars=self.config.partial_tail_chars)
             self._slots[slot] = (_BUSY, rec, 0.0)
             self._records[request_id] = rec
@@ -408,25 +395,6 @@ class LlamaCppWorker:
         excess = len(self._records) - self.config.keep_finished - self.config.slots
         for rid in [rid for rid, r in self._records.items() if r.final][:max(0, excess)]:
             del self._records[rid]
-
-    def _conversation(self, user_prompt: Optional[str], messages: Optional[Sequence[MessageLike]]) -> Tuple[Message, ...]:
-        if (user_prompt is None) == (messages is None):
-            raise ValueError("give either user_prompt or messages (exactly one)")
-        if user_prompt is not None:
-            return (Message.user(user_prompt),)
-        return tuple(coerce_messages(messages or ()))
-
-    def _offered_tools(self, tools: Optional[Sequence[Union[str, ToolSpec]]]) -> Tuple[ToolSpec, ...]:
-        available = {s.name: s for s in (self.runner.tool_specs() if self.runner is not None else ())}
-        if tools is None:
-            return tuple(available.values())
-        out = []
-        for tool in tools:
-            name = tool.name if isinstance(tool, ToolSpec) else str(tool)
-            if name not in available:
-                raise UnknownNameError("tool", name, list(available))
-            out.append(available[name])
-        return tuple(out)
 
     def __repr__(self) -> str:
         return f"<LlamaCppWorker {self.config.model_alias!r} {self._state.value} slots={self.config.slots}>"
