@@ -12,7 +12,7 @@ from typing import List
 import pytest
 
 from jarvis_core.engine.factory import create_engine
-from jarvis_core.errors import ConfigError, InvalidOptionError
+from jarvis_core.errors import ConfigError, EngineConnectionError, InvalidOptionError
 from jarvis_engine_openai_compat.embedded import EmbeddedEngine
 from jarvis_engine_openai_compat.server.launch import smollm2_model_path
 
@@ -107,8 +107,6 @@ def test_progress_to_an_ascii_stream_degrades_the_ellipsis(runnable, engines):
 
 
 def test_a_crashed_server_is_replaced_and_the_engine_follows_it(runnable, engines):
-    from jarvis_engine_openai_compat.worker import RestartPolicy  # noqa: F401 - documents the mechanism
-
     engine = small(engines, progress=False)
     assert engine.generate(CHAT, temperature=0).content == ANSWER
     old = engine.worker.status()
@@ -135,6 +133,14 @@ def test_missing_model_is_reported_not_started(engines, tmp_path):
     assert engine.list_models() == ["missing"]
     with pytest.raises(ConfigError, match="model file not found"):
         engine.generate(CHAT)
+
+
+def test_a_missing_server_binary_fails_fast_without_starting(engines, tmp_path):
+    engine = small(engines, progress=False, binary_path=str(tmp_path / "llama-server"))
+    assert engine.health() is False
+    with pytest.raises(EngineConnectionError, match="llama-server binary not found"):
+        engine.generate(CHAT)
+    assert engine.worker is None
 
 
 def test_bad_settings_are_config_errors_at_construction():

@@ -242,6 +242,18 @@ def test_bad_model_file_trips_crash_loop_protection(make_worker, tmp_path):
         worker.submit(SYSTEM, QUESTION)
 
 
+def test_a_launch_error_no_retry_can_fix_gives_up_at_once(make_worker, tmp_path):
+    """The xllamacpp host exits 2 on bad arguments (3 without xllamacpp): retrying cannot help."""
+    bus = Events()
+    worker = make_worker(start=False, bus=bus, extra_args=("--no-such-flag",))
+    with pytest.raises(EngineConnectionError, match="could not start"):
+        worker.start(timeout=HANG_GUARD)
+    status = worker.status()
+    assert status.state is WorkerState.GAVE_UP and status.restart_count == 0
+    assert "exited with code 2" in status.last_error and "--no-such-flag" in status.last_error
+    assert bus.types().count(EventType.WORKER_STARTING) == 1
+
+
 def test_missing_model_file_is_a_config_error_at_once(make_worker, tmp_path):
     worker = make_worker(start=False, model_path=str(tmp_path / "nope.gguf"))
     with pytest.raises(ConfigError, match="model file not found"):

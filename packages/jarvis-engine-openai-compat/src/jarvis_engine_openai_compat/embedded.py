@@ -110,6 +110,10 @@ class EmbeddedEngine(InferenceEngine):
                 from .worker import LlamaCppWorker
 
                 path = self._model_path or smollm2_model_path()
+                missing = self._missing_runtime()
+                if missing:
+                    raise EngineConnectionError(f"embedded: cannot start the managed llama.cpp server: {missing}",
+                                                engine_id="embedded")
                 config = WorkerConfig(model_path=path, alias=self.alias, **self._settings)
                 self._say(f"starting embedded llama.cpp server ({self._label})…")
                 started = time.monotonic()
@@ -229,8 +233,6 @@ class EmbeddedEngine(InferenceEngine):
 
     def unavailable_reason(self) -> Optional[str]:
         """Why the server could not start (missing model, missing xllamacpp or binary), or ``None``."""
-        import importlib.util
-
         from .server.launch import smollm2_model_path
 
         try:
@@ -239,6 +241,11 @@ class EmbeddedEngine(InferenceEngine):
             return str(exc)
         if not os.path.isfile(path):
             return f"model file not found: {path}"
+        return self._missing_runtime()
+
+    def _missing_runtime(self) -> Optional[str]:
+        import importlib.util
+
         binary = self._settings["binary_path"]
         if binary:
             return None if os.path.isfile(binary) else f"llama-server binary not found: {binary}"

@@ -76,6 +76,14 @@ def normalize_line(line: str) -> str:
     return _SPACES.sub(" ", _ENUMERATOR.sub("", line)).strip().lower()
 
 
+def _smallest_period(text: str) -> int:
+    """The smallest p such that ``text`` repeats itself every p characters (its length when none does)."""
+    for p in range(1, len(text)):
+        if text[p:] == text[:-p]:
+            return p
+    return len(text)
+
+
 def _is_transparent(line: str) -> bool:
     stripped = line.strip()
     return not stripped or all(ch in _RULE_CHARS for ch in stripped)
@@ -172,19 +180,30 @@ class LoopDetector:
 
     # -- one runaway line -------------------------------------------------------------------------
     def _check_runaway(self) -> Optional[LoopVerdict]:
+        # Candidate periods are the distances back to earlier copies of the last text_cycle_min characters,
+        # found with rfind (C speed); only those few are verified.
         cfg = self.config
         text = self._tail
         reps = cfg.text_cycle_repeats
-        longest = min(cfg.text_cycle_max, len(text) // reps)
-        for period in range(cfg.text_cycle_min, longest + 1):
-            unit = text[-period:]
-            if not unit.strip() or all(ch in _RULE_CHARS for ch in unit):
+        size = cfg.text_cycle_min
+        needle = text[-size:]
+        if _smallest_period(needle) < size and not any(ch.isalpha() for ch in needle):
+            return None  # a short repeated unit without words: data such as "0, 0, 0, …", not a loop
+        end = len(text) - 1
+        while True:
+            pos = text.rfind(needle, 0, end)
+            if pos < 0:
+                return None
+            period = len(text) - size - pos
+            if period > cfg.text_cycle_max or period * reps > len(text):
+                return None
+            end = pos + size - 1
+            if period < size:
                 continue
-            if (unit + unit).find(unit, 1) < cfg.text_cycle_min and not any(ch.isalpha() for ch in unit):
-                continue  # a short repeated unit without words: data such as "0, 0, 0, …", not a loop
-            if text.endswith(unit * reps):
-                cut = unit.find(". ")  # report the unit from a sentence start when there is one
-                if cut >= 0:
-                    unit = unit[cut + 2:] + unit[:cut + 2]
-                return LoopVerdict("repeated_text_loop", unit.strip(), reps, 0)
-        return None
+            unit = text[-period:]
+            if all(ch in _RULE_CHARS for ch in unit) or not text.endswith(unit * reps):
+                continue
+            cut = unit.find(". ")  # report the unit from a sentence start when there is one
+            if cut >= 0:
+                unit = unit[cut + 2:] + unit[:cut + 2]
+            return LoopVerdict("repeated_text_loop", unit.strip(), reps, 0)

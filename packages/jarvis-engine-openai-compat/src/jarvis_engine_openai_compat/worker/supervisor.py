@@ -125,7 +125,10 @@ class Supervisor:
         except _Stopping:
             return None
         except ServerStartError as exc:
-            return "start_failed", str(exc), False
+            # The xllamacpp host's documented exits 2 (bad arguments) and 3 (xllamacpp missing) cannot be
+            # fixed by trying again.
+            fatal = not cfg.binary_path and exc.returncode in (2, 3)
+            return "start_failed", str(exc), fatal
         self.cpu.clear()
         self._ready_mono = time.monotonic()
         w._set_tool_mode(self._tool_mode(proc.url))
