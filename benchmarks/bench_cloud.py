@@ -1,6 +1,6 @@
 """CloudEngine overhead vs a raw pooled httpx client, side by side in one run (DESIGN §9).
 
-    python packages/jarvis-engine-cloud/benchmarks/bench_cloud.py [--rounds 7] [--requests 200] [--streams 20] [--chunks 200]
+    python benchmarks/bench_cloud.py [--rounds 7] [--requests 200] [--streams 20] [--chunks 200]
 
 A minimal keep-alive HTTP/1.1 server speaking Anthropic's ``/v1/messages`` (JSON and SSE) and Gemini's
 ``:generateContent`` / ``:streamGenerateContent`` runs in a child process. Each round runs, in rotated order:
@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import socket
 import statistics
 import subprocess
 import sys
@@ -66,6 +67,9 @@ def serve(port_out: Any, chunks: int) -> None:
 
         def setup(self) -> None:
             connections[0] += 1
+            # Headers and body go out in two writes; without this, Nagle plus the client's delayed ACK
+            # adds ~40 ms to every reply and the benchmark measures TCP, not the clients.
+            self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             super().setup()
 
         def log_message(self, *args: Any) -> None:

@@ -8,12 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jarvis_core.engine.openai_wire import (
-    ChatStreamDecoder,
-    SSEByteDecoder,
-    build_chat_payload,
-    parse_chat_completion,
-)
+from jarvis_core.engine.openai_wire import ChatStreamDecoder, build_chat_payload, parse_chat_completion
+from jarvis_core.engine.streams import SSEByteDecoder
 from jarvis_core.errors import ContextLengthError, ServerError, StreamError
 from jarvis_core.types import Message, StreamChunk, ToolSpec, Usage
 

@@ -5,7 +5,7 @@ one ``httpx.AsyncClient``, created on first use). :class:`ProviderClient` adds:
 
 - :meth:`post_json` / :meth:`get_json`: one request, retried by the :class:`~.retry.RetryPolicy` on 429
   and 5xx;
-- :meth:`open_lines`: a streamed request as an async iterator of lines (truly async: ``aiter_lines``);
+- :meth:`open_sse`: a streamed request as an async iterator of event batches (one per network read);
 - :meth:`retrying_stream`: runs a provider's stream and retries it only while nothing has been yielded,
   so an error status, or an error event before the first token (Anthropic's ``overloaded_error``), is
   retried like a failed request, and a stream that already produced output never is;
@@ -21,6 +21,7 @@ import httpx
 
 from jarvis_core.engine.http import HTTPEngine
 from jarvis_core.engine.http_errors import classify_http_error, parse_retry_after
+from jarvis_core.engine.streams import SSEByteDecoder
 from jarvis_core.errors import (
     EngineConnectionError,
     EngineError,
@@ -160,14 +161,16 @@ class ProviderClient(HTTPEngine):
         """GET ``path`` and return the decoded reply, retrying rate limits and server errors."""
         return self._with_retries(lambda: self._request_once("GET", path, None, "", params), "")
 
-    def open_lines(self, path: str, body: Any, *, model: str = "") -> Any:
-        """POST ``body`` as a streamed request; an async context manager yielding the reply's lines.
+    def open_sse(self, path: str, body: Any, *, model: str = "", events: bool = False) -> Any:
+        """POST ``body`` as a streamed request; an async context manager yielding batches of server-sent
+        events, one batch per network read: ``data`` strings, or :class:`SSEEvent` objects with ``events=True``.
 
-        An error status raises its typed error before any line; a connection that breaks mid-way raises
+        An error status raises its typed error first; a connection that breaks mid-way raises
         :class:`StreamError`; leaving the block closes the response (which cancels the generation).
         """
-        return self.astream_lines(
-            "POST", path, json_body=body, model=model or None, headers={"accept": "text/event-stream"}
+        return self.astream_batches(
+            "POST", path, SSEByteDecoder(events=events), json_body=body, model=model or None,
+            headers={"accept": "text/event-stream"},
         )
 
     async def retrying_stream(

@@ -14,7 +14,7 @@ import attrs
 
 from jarvis_core.engine.messages import coerce_messages
 from jarvis_core.engine.openai_wire import ChatStreamDecoder, build_chat_payload, parse_chat_completion
-from jarvis_core.engine.streams import aiter_sse, decode_json
+from jarvis_core.engine.streams import decode_json
 from jarvis_core.errors import AuthenticationError, EngineHTTPError, ModelNotFoundError
 from jarvis_core.types import Completion, MessageLike, StreamChunk
 from jarvis_engine_cloud import anthropic_wire, gemini_wire
@@ -66,10 +66,11 @@ class AnthropicClient(ProviderClient):
 
         async def once() -> AsyncIterator[StreamChunk]:
             decoder = anthropic_wire.AnthropicStreamDecoder()
-            async with self.open_lines("/v1/messages", body, model=model) as lines:
-                async for event in aiter_sse(lines):
-                    for chunk in decoder.feed_sse(event.event, event.data):
-                        yield chunk
+            async with self.open_sse("/v1/messages", body, model=model, events=True) as batches:
+                async for batch in batches:
+                    for event in batch:
+                        for chunk in decoder.feed_sse(event.event, event.data):
+                            yield chunk
             for chunk in decoder.finish():
                 yield chunk
 
@@ -160,12 +161,13 @@ class GeminiClient(ProviderClient):
 
         async def once() -> AsyncIterator[StreamChunk]:
             decoder = gemini_wire.GeminiStreamDecoder(model=model)
-            async with self.open_lines(path, body, model=model) as lines:
-                async for event in aiter_sse(lines):
-                    if event.data.strip() == "[DONE]":  # Gemini sends none; some proxies add one
-                        continue
-                    for chunk in decoder.feed(decode_json(event.data, engine_id="cloud")):
-                        yield chunk
+            async with self.open_sse(path, body, model=model) as batches:
+                async for batch in batches:
+                    for data in batch:
+                        if data.strip() == "[DONE]":  # Gemini sends none; some proxies add one
+                            continue
+                        for chunk in decoder.feed(decode_json(data, engine_id="cloud")):
+                            yield chunk
             for chunk in decoder.finish():
                 yield chunk
 
@@ -240,15 +242,16 @@ class OpenAIClient(ProviderClient):
         async def once() -> AsyncIterator[StreamChunk]:
             decoder = ChatStreamDecoder(engine_id="cloud")
             done = False
-            async with self.open_lines("/chat/completions", body, model=model) as lines:
-                async for event in aiter_sse(lines):
-                    if done:
-                        continue  # read to the end, so that the connection goes back to the pool
-                    if event.data.strip() == "[DONE]":
-                        done = True
-                        continue
-                    for chunk in decoder.feed(decode_json(event.data, engine_id="cloud")):
-                        yield chunk
+            async with self.open_sse("/chat/completions", body, model=model) as batches:
+                async for batch in batches:
+                    for data in batch:
+                        if done:
+                            continue  # read to the end, so that the connection goes back to the pool
+                        if data.strip() == "[DONE]":
+                            done = True
+                            continue
+                        for chunk in decoder.feed(decode_json(data, engine_id="cloud")):
+                            yield chunk
             for chunk in decoder.finish(done=done):
                 yield attrs.evolve(chunk, metadata={**chunk.metadata, "provider": OPENAI, "model": decoder.model or model})
 

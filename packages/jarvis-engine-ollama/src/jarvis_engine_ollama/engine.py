@@ -16,6 +16,7 @@ import httpx
 
 from jarvis_core.engine.http import HTTPEngine
 from jarvis_core.engine.http_errors import error_from_payload, error_message_of
+from jarvis_core.engine.streams import LineByteDecoder
 from jarvis_core.errors import (
     BadRequestError,
     EngineError,
@@ -35,7 +36,6 @@ from jarvis_engine_ollama.answers import (
 )
 from jarvis_engine_ollama.host import DEFAULT_HOST, host_from_environment, resolve_host
 from jarvis_engine_ollama.model_info import ModelDetails, RunningModel
-from jarvis_engine_ollama.ndjson import ndjson_batches
 from jarvis_engine_ollama.options import (
     ALLOWED_OPTIONS,
     DEFAULT_NUM_CTX,
@@ -128,6 +128,13 @@ class OllamaEngine(HTTPEngine):
             plan = ModelPlan(ModelAdapter.for_model(model, self.engine_id, user_rules=self.model_defaults))
             self._plans[model] = plan
         return plan
+
+    def _ndjson(self, req: Any) -> Any:
+        """The streamed chat request: batches of NDJSON lines, one batch per network read."""
+        return self.astream_batches(
+            "POST", _CHAT, LineByteDecoder(), json_body=req.body, model=req.model,
+            headers={"accept": "application/x-ndjson"},
+        )
 
     def _request(
         self,
@@ -239,7 +246,7 @@ class OllamaEngine(HTTPEngine):
         seen: set = set()
         calls: List[Any] = []
         final: Optional[Dict[str, Any]] = None
-        async with ndjson_batches(self, _CHAT, req.body, model=req.model) as batches:
+        async with self._ndjson(req) as batches:
             async for batch in batches:
                 for line in batch:
                     obj = decode_line(line)
@@ -300,7 +307,7 @@ class OllamaEngine(HTTPEngine):
             return
         # The text-only hot path: no chunk objects, one generator step per line.
         final = None
-        async with ndjson_batches(self, _CHAT, req.body, model=req.model) as batches:
+        async with self._ndjson(req) as batches:
             async for batch in batches:
                 for line in batch:
                     obj = decode_line(line)

@@ -24,13 +24,8 @@ import httpx
 from jarvis_core.engine.base import SAMPLING_OPTIONS, ToolLike
 from jarvis_core.engine.http import HTTPEngine
 from jarvis_core.engine.messages import messages_to_dicts, tools_to_openai
-from jarvis_core.engine.openai_wire import (
-    ChatStreamDecoder,
-    SSEByteDecoder,
-    build_chat_payload,
-    loads_payload,
-    parse_chat_completion,
-)
+from jarvis_core.engine.openai_wire import ChatStreamDecoder, build_chat_payload, parse_chat_completion
+from jarvis_core.engine.streams import SSEByteDecoder, loads_payload
 from jarvis_core.errors import (
     BadRequestError,
     ConfigError,
@@ -344,32 +339,21 @@ class OpenAICompatEngine(HTTPEngine):
         # The hot path: no post-processing, so each payload becomes at most one yield.
         fast = decoder.text if text_only else decoder.delta
         plain = proc is None and not constrained
-        sse = SSEByteDecoder()
-        sse_feed = sse.feed
         loads = loads_payload
         engine_id = self.engine_id
         done = False
         async with contextlib.AsyncExitStack() as stack:
             try:
-                response = await stack.enter_async_context(
-                    self.astream_response("POST", self.chat_path, json_body=call.payload, model=model))
+                batches = await stack.enter_async_context(self.astream_batches(
+                    "POST", self.chat_path, SSEByteDecoder(), json_body=call.payload, model=model))
             except ToolsNotSupportedError as exc:
                 if not self._drop_tools(call, exc):
                     raise
-                response = await stack.enter_async_context(
-                    self.astream_response("POST", self.chat_path, json_body=call.payload, model=model))
-            body = response.aiter_bytes()
-            stack.push_async_callback(body.aclose)
-            ended = False
-            while not ended:
-                # One network read holds many events; they are handled in this plain loop (no per-line
-                # async hop). After [DONE] the rest is still read, so the connection returns to the pool.
-                try:
-                    payloads = sse_feed(await body.__anext__())
-                except StopAsyncIteration:
-                    payloads, ended = sse.flush(), True
-                except httpx.TransportError as exc:
-                    raise self.broken(exc, self.chat_path) from None
+                batches = await stack.enter_async_context(self.astream_batches(
+                    "POST", self.chat_path, SSEByteDecoder(), json_body=call.payload, model=model))
+            # One network read holds many events; they are handled in this plain loop (no per-line async
+            # hop). After [DONE] the rest is still read, so the connection returns to the pool.
+            async for payloads in batches:
                 for raw in payloads:
                     if done:
                         continue

@@ -14,12 +14,13 @@ import contextlib
 import functools
 import json
 import ssl
-from typing import Any, AsyncIterator, Dict, Iterator, Mapping, Optional
+from typing import Any, AsyncIterator, Dict, Iterator, List, Mapping, Optional
 
 import httpx
 
 from jarvis_core.engine.base import InferenceEngine
 from jarvis_core.engine.http_errors import classify_http_error, parse_retry_after
+from jarvis_core.engine.streams import LineByteDecoder
 from jarvis_core.errors import EngineConnectionError, EngineError, StreamError
 
 __all__ = ["HTTPEngine", "normalize_base_url", "translate_transport_error"]
@@ -66,18 +67,24 @@ def translate_transport_error(exc: Exception, *, engine_id: str, url: str) -> En
 # Failures that, before any response byte, mean "the pooled connection was already closed by the server".
 _STALE = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 
-#: How long (seconds) and how many lines a finished stream's leftovers may take to read before the
+#: How long (seconds) and how many reads a finished stream's leftovers may take to read before the
 #: connection is dropped instead of being reused.
 _DRAIN_SECONDS = 0.5
 _DRAIN_LINES = 64
 
 
-async def _adrain(lines: AsyncIterator[str]) -> None:
+async def _adrain(batches: AsyncIterator[Any]) -> None:
     n = 0
-    async for _ in lines:
+    async for _ in batches:
         n += 1
         if n > _DRAIN_LINES:
             return
+
+
+async def _flatten(batches: AsyncIterator[List[str]]) -> AsyncIterator[str]:
+    async for batch in batches:
+        for item in batch:
+            yield item
 
 
 class HTTPEngine(InferenceEngine):
@@ -353,32 +360,69 @@ class HTTPEngine(InferenceEngine):
             await response.aclose()
 
     @contextlib.asynccontextmanager
+    async def astream_batches(
+        self, method: str, path: str, decoder: Any, *, json_body: Any = None,
+        params: Optional[Mapping[str, Any]] = None, headers: Optional[Mapping[str, str]] = None,
+        model: Optional[str] = None, timeout: Optional[float] = None,
+    ) -> AsyncIterator[AsyncIterator[List[Any]]]:
+        """Open a streamed request and yield an async iterator of decoded batches: for each network read,
+        the non-empty list ``decoder.feed(bytes)`` returned, and at the end ``decoder.flush()``.
+
+        ``decoder`` is a :class:`~jarvis_core.engine.streams.SSEByteDecoder` or
+        :class:`~jarvis_core.engine.streams.LineByteDecoder` (or anything with ``feed``/``flush``). This is
+        the hot path of streaming engines: one async hop per network read instead of one per line.
+        Error statuses raise before anything is yielded; a connection that breaks mid-stream raises
+        :class:`~jarvis_core.errors.StreamError`. When the caller stops at its end marker (``[DONE]``,
+        ``done: true``), the rest of the body is read (briefly, boundedly) so the connection goes back to
+        the pool; leaving the block closes the response.
+        """
+        async with self.astream_response(
+            method, path, json_body=json_body, params=params, headers=headers, model=model, timeout=timeout
+        ) as response:
+            batches = self._batches(response, decoder, path)
+            try:
+                yield batches
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(_adrain(batches), timeout=min(self.timeout, _DRAIN_SECONDS))
+            finally:
+                await batches.aclose()
+
+    async def _batches(self, response: httpx.Response, decoder: Any, path: str) -> AsyncIterator[List[Any]]:
+        body = response.aiter_bytes()
+        feed = decoder.feed
+        try:
+            while True:
+                try:
+                    data = await body.__anext__()
+                except StopAsyncIteration:
+                    break
+                except httpx.TransportError as exc:
+                    raise self.broken(exc, path) from None
+                out = feed(data)
+                if out:
+                    yield out
+            out = decoder.flush()
+            if out:
+                yield out
+        finally:
+            await body.aclose()
+
+    @contextlib.asynccontextmanager
     async def astream_lines(
         self, method: str, path: str, *, json_body: Any = None, model: Optional[str] = None,
         timeout: Optional[float] = None, params: Optional[Mapping[str, Any]] = None,
         headers: Optional[Mapping[str, str]] = None,
     ) -> AsyncIterator[AsyncIterator[str]]:
-        """Like :meth:`astream_response`, yielding an async iterator of the body's lines; a connection that
-        breaks mid-stream raises :class:`~jarvis_core.errors.StreamError`."""
-        async with self.astream_response(
-            method, path, json_body=json_body, params=params, headers=headers, model=model, timeout=timeout
-        ) as response:
-            lines = self._guarded_lines(response, path)
+        """Like :meth:`astream_batches`, yielding the body's lines one by one (the convenient, slower API)."""
+        async with self.astream_batches(
+            method, path, LineByteDecoder(), json_body=json_body, params=params, headers=headers, model=model,
+            timeout=timeout,
+        ) as batches:
+            lines = _flatten(batches)
             try:
                 yield lines
-                # The caller stopped reading at its end marker ([DONE], done:true) before the body's own
-                # end; finish the body so the connection goes back to the pool instead of being closed.
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(_adrain(lines), timeout=min(self.timeout, _DRAIN_SECONDS))
             finally:
                 await lines.aclose()
-
-    async def _guarded_lines(self, response: httpx.Response, path: str) -> AsyncIterator[str]:
-        try:
-            async for line in response.aiter_lines():
-                yield line
-        except httpx.TransportError as exc:
-            raise self.broken(exc, path) from None
 
     @contextlib.contextmanager
     def stream_response(

@@ -15,7 +15,6 @@ a bare ``aiter_lines`` + ``json.loads`` loop (``benchmarks/bench_openai_compat.p
 
 from __future__ import annotations
 
-import codecs
 import json
 from collections.abc import Mapping as _Mapping  # isinstance through typing.Mapping costs ~1 us a call
 from typing import Any, Dict, List, Mapping, Optional, Sequence
@@ -27,9 +26,7 @@ from jarvis_core.types import Completion, StreamChunk, ToolCall, Usage, normaliz
 
 __all__ = [
     "ChatStreamDecoder",
-    "SSEByteDecoder",
     "build_chat_payload",
-    "loads_payload",
     "parse_chat_completion",
     "parse_tool_calls",
     "parse_usage",
@@ -151,84 +148,6 @@ def parse_chat_completion(payload: Any, *, engine_id: str = "") -> Completion:
         finish_reason=normalize_finish_reason(choice.get("finish_reason"), has_tool_calls=bool(calls)),
         metadata=_metadata_of(payload, choice),
     )
-
-
-_scan_once = json.JSONDecoder().scan_once  # the C scanner behind json.loads
-
-
-def loads_payload(text: str, *, engine_id: str = "") -> Any:
-    """``json.loads`` for one stream payload, about 1 us faster; malformed JSON raises :class:`StreamError`.
-
-    It calls the C scanner that ``json.loads`` ends up in directly, skipping two regex whitespace scans and
-    three Python-level calls; anything unusual (surrounding whitespace, errors) goes through ``json.loads``.
-    """
-    try:
-        obj, end = _scan_once(text, 0)
-        if end == len(text):
-            return obj
-    except StopIteration:
-        pass
-    try:
-        return json.loads(text)
-    except ValueError:
-        raise StreamError(f"{engine_id or 'engine'} sent malformed JSON in its stream: {text[:200]!r}",
-                          engine_id=engine_id) from None
-
-
-class SSEByteDecoder:
-    """Incremental SSE decoder over the raw body, for hot streaming loops.
-
-    :meth:`feed` takes whatever bytes the network delivered and returns the ``data`` payloads (``str``) of
-    the events they completed, so a whole network read is handled in one plain loop instead of one
-    async-iterator hop per line. Each read is decoded once (UTF-8, incrementally: a character split across
-    reads is kept whole), because ``json.loads`` of ``bytes`` decodes again on every call. Accepts LF,
-    CRLF and CR line endings (also split across reads), comments, ``data:`` with or without its space and
-    multi-line data; ``event``, ``id`` and ``retry`` fields are ignored (OpenAI-style streams have none).
-    """
-
-    __slots__ = ("_decode", "_parts", "_pending", "_skip_lf")
-
-    def __init__(self) -> None:
-        self._decode = codecs.getincrementaldecoder("utf-8")("replace").decode
-        self._pending = ""
-        self._parts: List[str] = []
-        self._skip_lf = False
-
-    def feed(self, data: bytes, final: bool = False) -> List[str]:
-        """Take the next bytes of the body; return the payloads of the events they completed."""
-        text = self._decode(data, final)
-        if self._skip_lf:
-            self._skip_lf = False
-            if text[:1] == "\n":  # the LF of a CRLF that was split across two reads
-                text = text[1:]
-        if "\r" in text:
-            self._skip_lf = text[-1:] == "\r"
-            text = text.replace("\r\n", "\n").replace("\r", "\n")
-        if self._pending:
-            text = self._pending + text
-        lines = text.split("\n")
-        self._pending = lines.pop()
-        out: List[str] = []
-        parts = self._parts
-        for line in lines:
-            if not line:
-                if parts:
-                    out.append(parts[0] if len(parts) == 1 else "\n".join(parts))
-                    parts = self._parts = []
-            elif line[:5] == "data:":
-                value = line[5:]
-                parts.append(value[1:] if value[:1] == " " else value)
-        return out
-
-    def flush(self) -> List[str]:
-        """At the end of the body: the last event, even without its closing blank line."""
-        self._skip_lf = False
-        out = self.feed(b"", final=True)
-        if self._pending or self._parts:
-            self._pending += "\n\n"
-            out += self.feed(b"")
-        self._pending, self._parts = "", []
-        return out
 
 
 class _PendingCall:

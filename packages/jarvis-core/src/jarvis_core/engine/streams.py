@@ -8,12 +8,15 @@ typed errors instead of being mistaken for data.
 
 from __future__ import annotations
 
+import codecs
 import json
-from typing import Any, AsyncIterable, AsyncIterator, Iterable, Iterator, List, Optional
+from typing import Any, AsyncIterable, AsyncIterator, Iterable, Iterator, List, Optional, Union
 
 from jarvis_core.errors import StreamError
 
 __all__ = [
+    "LineByteDecoder",
+    "SSEByteDecoder",
     "SSEDecoder",
     "SSEEvent",
     "aiter_ndjson",
@@ -23,6 +26,7 @@ __all__ = [
     "iter_ndjson",
     "iter_sse",
     "iter_sse_json",
+    "loads_payload",
 ]
 
 
@@ -143,3 +147,122 @@ async def aiter_ndjson(lines: AsyncIterable[str], *, engine_id: str = "") -> Asy
     async for line in lines:
         if line.strip():
             yield decode_json(line, engine_id=engine_id)
+
+
+# -- byte-level decoders for hot streaming loops -------------------------------------------------------
+#
+# An async iterator hop per line costs about as much as decoding a short JSON line, so the engines' hot
+# paths read whole network chunks (``HTTPEngine.astream_batches``) and decode them with these: each
+# ``feed`` takes the bytes of one read and returns everything they completed, as a list.
+
+_scan_once = json.JSONDecoder().scan_once  # the C scanner behind json.loads
+
+
+def loads_payload(text: str, *, engine_id: str = "") -> Any:
+    """``json.loads`` for one stream payload, about 1 us faster; malformed JSON raises :class:`StreamError`.
+
+    It calls the C scanner that ``json.loads`` ends up in directly, skipping two regex whitespace scans and
+    three Python-level calls; anything unusual (surrounding whitespace, errors) goes through ``json.loads``.
+    Unlike :func:`decode_json` it does not look for error payloads: the caller's decoder does.
+    """
+    try:
+        obj, end = _scan_once(text, 0)
+        if end == len(text):
+            return obj
+    except StopIteration:
+        pass
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise StreamError(f"{engine_id or 'engine'} sent malformed JSON in its stream: {text[:200]!r}",
+                          engine_id=engine_id) from None
+
+
+class _TextLines:
+    """Shared part of the byte decoders: incremental UTF-8 (a character split across reads stays whole)
+    and LF / CRLF / CR line endings, also when a CRLF is split across two reads."""
+
+    __slots__ = ("_decode", "_pending", "_skip_lf")
+
+    def __init__(self) -> None:
+        self._decode = codecs.getincrementaldecoder("utf-8")("replace").decode
+        self._pending = ""
+        self._skip_lf = False
+
+    def _lines(self, data: bytes, final: bool) -> List[str]:
+        text = self._decode(data, final)
+        if self._skip_lf:
+            self._skip_lf = False
+            if text[:1] == "\n":  # the LF of a CRLF that was split across two reads
+                text = text[1:]
+        if "\r" in text:
+            self._skip_lf = text[-1:] == "\r"
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        if self._pending:
+            text = self._pending + text
+        lines = text.split("\n")
+        self._pending = lines.pop()
+        return lines
+
+
+class LineByteDecoder(_TextLines):
+    """Raw body bytes → complete lines (without their endings), for NDJSON streams. Blank lines are kept."""
+
+    __slots__ = ()
+
+    def feed(self, data: bytes, final: bool = False) -> List[str]:
+        """Take the next bytes of the body; return the lines they completed."""
+        return self._lines(data, final)
+
+    def flush(self) -> List[str]:
+        """At the end of the body: the last line, even without its line ending."""
+        lines = self._lines(b"", True)
+        rest, self._pending = self._pending, ""
+        return [*lines, rest] if rest else lines
+
+
+class SSEByteDecoder(_TextLines):
+    """Raw body bytes → server-sent events.
+
+    With ``events=False`` (the default, for OpenAI-style streams) :meth:`feed` returns each completed
+    event's ``data`` text; with ``events=True`` it returns :class:`SSEEvent` objects that keep the
+    ``event:`` name too (Anthropic). Comments, ``data:`` with or without its space, multi-line data and
+    ``id``/``retry`` fields are handled as in :class:`SSEDecoder`.
+    """
+
+    __slots__ = ("_event", "_events", "_parts")
+
+    def __init__(self, *, events: bool = False) -> None:
+        super().__init__()
+        self._parts: List[str] = []
+        self._event: Optional[str] = None
+        self._events = events
+
+    def feed(self, data: bytes, final: bool = False) -> List[Union[str, SSEEvent]]:
+        """Take the next bytes of the body; return the events they completed."""
+        out: List[Any] = []
+        parts = self._parts
+        for line in self._lines(data, final):
+            if not line:
+                if parts:
+                    text = parts[0] if len(parts) == 1 else "\n".join(parts)
+                    out.append(SSEEvent(self._event or "message", text) if self._events else text)
+                    parts = self._parts = []
+                self._event = None
+            elif line[:5] == "data:":
+                value = line[5:]
+                parts.append(value[1:] if value[:1] == " " else value)
+            elif line[:6] == "event:":
+                value = line[6:]
+                self._event = value[1:] if value[:1] == " " else value
+        return out
+
+    def flush(self) -> List[Union[str, SSEEvent]]:
+        """At the end of the body: the last event, even without its closing blank line."""
+        self._skip_lf = False
+        out = self.feed(b"", final=True)
+        if self._pending or self._parts:
+            self._pending += "\n\n"
+            out += self.feed(b"")
+        self._pending, self._parts, self._event = "", [], None
+        return out
