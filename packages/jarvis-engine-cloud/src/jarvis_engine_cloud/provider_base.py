@@ -105,7 +105,6 @@ class ProviderClient(HTTPEngine):
         return error
 
     def classify_error(self, response: httpx.Response, body: Any, *, model: Optional[str] = None) -> EngineError:
-        body = scrub_payload(body, self._secrets)
         retry_after = self.retry_after(response, body)
         error = classify_http_error(response.status_code, body, engine_id=self.who, model=model, retry_after=retry_after)
         error = self.refine_error(error, response.status_code, body)
@@ -141,17 +140,12 @@ class ProviderClient(HTTPEngine):
                 self.retry.sleep(delay)
                 attempt += 1
 
+    def redact(self, value: Any) -> Any:
+        """Every secret this client knows (all providers' keys) masked, not only its own."""
+        return scrub_payload(value, self._secrets)
+
     def _request_once(self, method: str, path: str, body: Any, model: str, params: Optional[Dict[str, Any]]) -> Any:
-        try:
-            response = self.client.request(method, path, json=body, params=params)
-        except httpx.TransportError as exc:
-            raise self.transport_error(exc, path) from None
-        self._raise_for_status(response, model=model or None)
-        try:
-            return response.json()
-        except ValueError:
-            excerpt = scrub(response.text[:200], self._secrets)
-            raise StreamError(f"{self.who}: {path} answered with invalid JSON: {excerpt!r}", engine_id="cloud") from None
+        return self.request_json(method, path, json_body=body, model=model or None, params=params)
 
     def post_json(self, path: str, body: Any, *, model: str = "") -> Any:
         """POST ``body`` and return the decoded reply, retrying rate limits and server errors."""

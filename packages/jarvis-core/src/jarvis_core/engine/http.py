@@ -204,19 +204,20 @@ class HTTPEngine(InferenceEngine):
             body: Any = response.json()
         except ValueError:
             body = response.text
-        raise self.classify_error(response, self._redact(body), model=model)
+        raise self.classify_error(response, self.redact(body), model=model)
 
-    def _redact(self, value: Any) -> Any:
-        """``value`` with the API key masked: some servers echo the key they rejected."""
+    def redact(self, value: Any) -> Any:
+        """``value`` (text or decoded JSON) with the API key masked: some servers echo the key they rejected.
+        Engines that hold several secrets override it."""
         key = self._api_key
         if not key:
             return value
         if isinstance(value, str):
             return value.replace(key, "***")
         if isinstance(value, Mapping):
-            return {k: self._redact(v) for k, v in value.items()}
+            return {k: self.redact(v) for k, v in value.items()}
         if isinstance(value, list):
-            return [self._redact(v) for v in value]
+            return [self.redact(v) for v in value]
         return value
 
     def classify_error(self, response: httpx.Response, body: Any, *, model: Optional[str] = None) -> EngineError:
@@ -295,7 +296,7 @@ class HTTPEngine(InferenceEngine):
             return response.json()
         except ValueError:
             raise StreamError(
-                f"{self.engine_id}: {path} answered with invalid JSON: {self._redact(response.text[:200])!r}",
+                f"{self.engine_id}: {path} answered with invalid JSON: {self.redact(response.text[:200])!r}",
                 engine_id=self.engine_id,
             ) from None
 
