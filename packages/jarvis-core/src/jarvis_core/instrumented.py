@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from typing import Any, AsyncIterator, Dict, FrozenSet, List, Optional, Sequence
+from typing import Any, AsyncIterator, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from jarvis_core.engine.base import InferenceEngine, ToolLike
 from jarvis_core.events import EventBus, EventType, default_bus
@@ -201,7 +201,7 @@ class InstrumentedEngine(InferenceEngine):
         finally:
             self._end(ids, started, tally, status, error=error, streamed=False)
 
-    async def stream(
+    def stream(
         self,
         messages: Sequence[MessageLike],
         *,
@@ -211,27 +211,13 @@ class InstrumentedEngine(InferenceEngine):
         tools: Optional[Sequence[ToolLike]] = None,
         **options: Any,
     ) -> AsyncIterator[str]:
-        ids = self._start("stream", messages, model, temperature, max_tokens, tools)
-        started = time.perf_counter()
-        tally = _Tally()
-        status, error = "cancelled", None
-        try:
-            async for text in self.engine.stream(
-                messages, model=model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options
-            ):
-                tally.chunk(time.perf_counter())
-                tally.content_chars += len(text)
-                yield text
-            status = "ok"
-        except GeneratorExit:
-            raise  # the consumer stopped early: status stays "cancelled"
-        except BaseException as exc:
-            status, error = ("cancelled", None) if _is_cancel(exc) else ("error", exc)
-            raise
-        finally:
-            self._end(ids, started, tally, status, error=error, streamed=True)
+        """The wrapped engine's text stream, between START and END events."""
+        source = self.engine.stream(
+            messages, model=model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options
+        )
+        return self._watched(source, ("stream", messages, model, temperature, max_tokens, tools), _count_text)
 
-    async def stream_full(
+    def stream_full(
         self,
         messages: Sequence[MessageLike],
         *,
@@ -241,30 +227,47 @@ class InstrumentedEngine(InferenceEngine):
         tools: Optional[Sequence[ToolLike]] = None,
         **options: Any,
     ) -> AsyncIterator[StreamChunk]:
-        ids = self._start("stream_full", messages, model, temperature, max_tokens, tools)
+        """The wrapped engine's chunk stream, between START and END events (OpenJarvis left it bare)."""
+        source = self.engine.stream_full(
+            messages, model=model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options
+        )
+        return self._watched(source, ("stream_full", messages, model, temperature, max_tokens, tools), _count_chunk)
+
+    async def _watched(
+        self, source: AsyncIterator[Any], call: Tuple[Any, ...], count: Callable[[_Tally, Any], None]
+    ) -> AsyncIterator[Any]:
+        # Returned (not wrapped) by stream/stream_full, so closing the consumer's iterator closes this one
+        # at once and END is published then; START waits for the first iteration, like the request.
+        ids = self._start(*call)
         started = time.perf_counter()
         tally = _Tally()
         status, error = "cancelled", None
         try:
-            async for chunk in self.engine.stream_full(
-                messages, model=model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options
-            ):
+            async for item in source:
                 tally.chunk(time.perf_counter())
-                tally.content_chars += len(chunk.content or "")
-                tally.tool_calls += len(chunk.tool_calls)
-                if chunk.finish_reason is not None:
-                    tally.finish_reason = chunk.finish_reason
-                if chunk.usage is not None:
-                    tally.usage = chunk.usage
-                yield chunk
+                count(tally, item)
+                yield item
             status = "ok"
         except GeneratorExit:
-            raise
+            raise  # the consumer stopped early: status stays "cancelled"
         except BaseException as exc:
             status, error = ("cancelled", None) if _is_cancel(exc) else ("error", exc)
             raise
         finally:
             self._end(ids, started, tally, status, error=error, streamed=True)
+
+
+def _count_text(tally: _Tally, text: str) -> None:
+    tally.content_chars += len(text)
+
+
+def _count_chunk(tally: _Tally, chunk: StreamChunk) -> None:
+    tally.content_chars += len(chunk.content or "")
+    tally.tool_calls += len(chunk.tool_calls)
+    if chunk.finish_reason is not None:
+        tally.finish_reason = chunk.finish_reason
+    if chunk.usage is not None:
+        tally.usage = chunk.usage
 
 
 def _is_cancel(exc: BaseException) -> bool:
