@@ -8,10 +8,10 @@ Plugin authors need only :data:`hookimpl` (see :mod:`jarvis_core.hookspecs`).
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 from jarvis_core.hookspecs import hookimpl
+from jarvis_core.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -57,18 +57,7 @@ _LAZY = {
 
 __all__ = ["hookimpl", "__version__", *_LAZY]
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'jarvis_core' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
 
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -11,8 +11,7 @@ and is imported by every ``jarvis`` start-up, which must stay cheap.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from jarvis_core.lazy import lazy_exports
 
 _EXPORTS = {
     "ENGINE_DEFAULTS": "adapter",
@@ -31,15 +30,6 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, {k: f"{__name__}.{m}" for k, m in _EXPORTS.items()}, globals())
 
 
-def __dir__() -> list:
-    return sorted(list(globals()) + list(_EXPORTS))

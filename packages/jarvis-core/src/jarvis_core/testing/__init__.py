@@ -16,8 +16,9 @@ See ``docs/testing-plugins.md`` for a worked example.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from jarvis_core.lazy import lazy_exports
 
 _LAZY = {
     "Exchange": "jarvis_core.testing.replay",
@@ -61,18 +62,7 @@ __all__ = [
     "split_raw_sse",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'jarvis_core.testing' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
 
 
 if TYPE_CHECKING:  # pragma: no cover
