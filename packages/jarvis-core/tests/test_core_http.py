@@ -22,6 +22,7 @@ from jarvis_core.engine.streams import aiter_ndjson, aiter_sse_json, iter_sse_js
 from jarvis_core.errors import (
     AuthenticationError,
     BadRequestError,
+    ConfigError,
     ContentFilterError,
     ContextLengthError,
     EngineConnectionError,
@@ -348,6 +349,13 @@ def test_requests_carry_json_and_extra_headers():
 )
 def test_normalize_base_url(given, suffix, expected):
     assert normalize_base_url(given, strip_suffix=suffix) == expected
+
+
+@pytest.mark.parametrize("bad", ["notaurl::", "ftp://files.example", "http://", "http://h:port"])
+def test_a_bad_address_is_a_config_error_naming_it(bad):
+    with pytest.raises(ConfigError, match="invalid server address") as info:
+        Mini(host=bad)
+    assert repr(bad) in str(info.value)
 
 
 def test_no_host_is_an_error():

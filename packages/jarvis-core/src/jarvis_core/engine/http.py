@@ -21,7 +21,7 @@ import httpx
 from jarvis_core.engine.base import InferenceEngine
 from jarvis_core.engine.http_errors import classify_http_error, parse_retry_after
 from jarvis_core.engine.streams import LineByteDecoder
-from jarvis_core.errors import EngineConnectionError, EngineError, StreamError
+from jarvis_core.errors import ConfigError, EngineConnectionError, EngineError, StreamError
 
 __all__ = ["HTTPEngine", "normalize_base_url", "translate_transport_error"]
 
@@ -37,13 +37,23 @@ def shared_ssl_context() -> ssl.SSLContext:
 
 
 def normalize_base_url(url: str, *, default_scheme: str = "http", strip_suffix: str = "") -> str:
-    """``host:port`` → ``http://host:port``; drop a trailing ``/`` and, if given, a suffix such as ``/v1``."""
+    """``host:port`` → ``http://host:port``; drop a trailing ``/`` and, if given, a suffix such as ``/v1``.
+
+    :raises ConfigError: the address is not a usable http(s) URL (a user mistake, reported as one).
+    """
+    given = url
     url = url.strip()
     if "://" not in url:
         url = f"{default_scheme}://{url}"
     url = url.rstrip("/")
     if strip_suffix and url.endswith(strip_suffix):
         url = url[: -len(strip_suffix)].rstrip("/")
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        raise ConfigError(f"invalid server address {given!r}: {exc}", key="host") from None
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise ConfigError(f"invalid server address {given!r}: expected http(s)://host[:port]", key="host")
     return url
 
 
