@@ -131,3 +131,17 @@ def jarvis_register_config_sections(register: Register) -> None:
 
     .. versionadded:: 0.1
     """
+
+
+@hookspec
+def jarvis_register_commands(register: Register) -> None:
+    """Add a ``jarvis`` subcommand (e.g. ``jarvis serve`` from jarvis-server) without the core importing it.
+
+    :param register: ``register(name, target, *, description="")``. ``target`` names a module (or any
+        object) with ``add_parser(subparsers)``, which adds the command's ``argparse`` parser, and
+        ``run(args) -> int``, which runs it and returns the exit status. ``description`` is the one-line
+        summary ``jarvis --help`` shows; the target is imported only when its command runs. A built-in
+        command's name cannot be taken.
+
+    .. versionadded:: 0.2
+    """

@@ -39,13 +39,19 @@ KINDS: Dict[str, str] = {
     "prompt_provider": "jarvis_register_prompt_providers",
     "parser": "jarvis_register_parsers",
     "config_section": "jarvis_register_config_sections",
+    "command": "jarvis_register_commands",
 }
 
 
 class Register(Protocol):
-    """The callback passed to ``jarvis_register_engines`` and the other name-keyed hooks."""
+    """The callback passed to ``jarvis_register_engines`` and the other name-keyed hooks.
 
-    def __call__(self, key: str, target: Any, *, description: str = "") -> None: ...
+    Keyword arguments beyond ``description`` are kept as the registration's ``extra`` and shown by
+    ``jarvis plugins`` (e.g. ``discoverable=False`` for an engine that discovery must not probe,
+    ``aliases=(...)`` for other keys of the same item).
+    """
+
+    def __call__(self, key: str, target: Any, *, description: str = "", **extra: Any) -> None: ...
 
 
 class ParserRegister(Protocol):
