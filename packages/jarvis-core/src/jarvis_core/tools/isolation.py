@@ -9,6 +9,7 @@ on timeout the whole process group is killed, so nothing the tool started surviv
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import pickle
 import signal
@@ -109,7 +110,8 @@ async def arun_tool(tool: Any, arguments: Dict[str, Any], *, isolation: str, tim
 
     def body() -> Outcome:
         outcome = _run_in_process(tool, arguments, timeout) if isolation == "process" else _call(tool, arguments)
-        loop.call_soon_threadsafe(deliver, outcome)
+        with contextlib.suppress(RuntimeError):  # the loop may be gone: the caller gave up (timeout, cancel)
+            loop.call_soon_threadsafe(deliver, outcome)
         return outcome
 
     done_cb = on_thread_done if isolation == "thread" else (lambda: None)
@@ -131,22 +133,19 @@ def _run_in_process(tool: Any, arguments: Dict[str, Any], timeout: Optional[floa
         payload = pickle.dumps(list(sys.path)) + pickle.dumps((tool, arguments))
     except Exception as exc:
         return Outcome("error", f"a process-isolated tool must be picklable: {exc}", type(exc).__name__)
-    proc = subprocess.Popen(
+    started = time.monotonic()
+    with subprocess.Popen(
         [sys.executable, "-m", "jarvis_core.tools._child"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         start_new_session=True,
-    )
-    started = time.monotonic()
-    try:
-        out, _ = proc.communicate(payload, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        return _timeout(timeout)
-    except BaseException:
-        _kill_group(proc)
-        raise
-    finally:
-        _kill_group(proc)  # whatever the tool left behind in its group
+    ) as proc:
+        try:
+            out, _ = proc.communicate(payload, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            return _timeout(timeout)
+        finally:
+            _kill_group(proc)  # on any exit: whatever the tool left running in its group goes too
     try:
         status, error_type, text = pickle.loads(out)
     except Exception:
