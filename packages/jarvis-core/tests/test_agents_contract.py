@@ -148,3 +148,12 @@ def test_create_tool_checks_what_the_factory_returns():
     reg = registry_with(simple_plugin("acme", tools={"junk": factory}))
     with pytest.raises(InvalidToolError, match=r"tool 'junk' .*has no spec"):
         create_tool("junk", registry=reg)
+
+
+def test_config_show_renders_the_agent_and_tool_tables_with_secrets_masked(tmp_path):
+    from jarvis_core.config.render import dumps_toml
+
+    cfg = config(tmp_path, '[agents.tuned]\nmax_turns = 4\n\n[tools.web]\napi_key = "sk-secret-123"\n')
+    text = dumps_toml(cfg)
+    assert "[agents.tuned]\nmax_turns = 4" in text
+    assert "[tools.web]" in text and "sk-secret-123" not in text
