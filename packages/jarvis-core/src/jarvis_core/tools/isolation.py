@@ -83,10 +83,11 @@ class Workers:
         with self._lock:
             return self._threads
 
-    def submit(self, fn: Callable[[], Any]) -> None:
-        """Run ``fn`` on an idle thread, or on a new one when all are busy."""
+    def submit(self, fn: Callable[[], Any], then: Callable[[], None] = lambda: None) -> None:
+        """Run ``fn`` on an idle thread, or on a new one when all are busy; then ``then``, once the thread
+        counts as idle again (so a caller woken by ``then`` finds it reusable)."""
         with self._lock:
-            self._tasks.put(fn)
+            self._tasks.put((fn, then))
             if self._idle > 0:
                 self._idle -= 1
                 return
@@ -96,7 +97,7 @@ class Workers:
     def _work(self) -> None:
         while True:
             try:
-                fn = self._tasks.get(timeout=self.idle_s)
+                fn, then = self._tasks.get(timeout=self.idle_s)
             except queue.Empty:
                 with self._lock:
                     if self._tasks.empty():
@@ -110,6 +111,7 @@ class Workers:
                 log.exception("tool worker task failed")
             with self._lock:
                 self._idle += 1
+            then()
 
 
 def _submit(workers: Workers, fn: Callable[[], Outcome], on_done: Callable[[], None]) -> tuple:
@@ -119,11 +121,14 @@ def _submit(workers: Workers, fn: Callable[[], Outcome], on_done: Callable[[], N
     def task() -> None:
         try:
             box.append(fn())
-        finally:
-            done.set()
-            on_done()
+        except BaseException as exc:
+            box.append(_error(exc))
 
-    workers.submit(task)
+    def finished() -> None:
+        done.set()
+        on_done()
+
+    workers.submit(task, finished)
     return box, done
 
 
@@ -165,15 +170,25 @@ async def arun_tool(tool: Any, arguments: Dict[str, Any], *, isolation: str, tim
             future.set_result(outcome)
 
     def body() -> Outcome:
-        outcome = _run_in_process(tool, arguments, timeout) if isolation == "process" else _call(tool, arguments)
-        with contextlib.suppress(RuntimeError):  # the loop may be gone: the caller gave up (timeout, cancel)
-            loop.call_soon_threadsafe(deliver, outcome)
-        return outcome
+        return _run_in_process(tool, arguments, timeout) if isolation == "process" else _call(tool, arguments)
 
+    box: list = []
+
+    def finished() -> None:
+        with contextlib.suppress(RuntimeError):  # the loop may be gone: the caller gave up (timeout, cancel)
+            loop.call_soon_threadsafe(deliver, box[0])
+        if isolation == "thread":
+            on_thread_done()
+
+    def task() -> None:
+        try:
+            box.append(body())
+        except BaseException as exc:  # e.g. the child process could not start: still deliver an outcome
+            box.append(_error(exc))
+
+    workers.submit(task, finished)
     if isolation == "process":
-        _submit(workers, body, lambda: None)
         return await future  # the child enforces the timeout itself
-    _submit(workers, body, on_thread_done)
     try:
         return await asyncio.wait_for(_shielded(future), timeout)
     except asyncio.TimeoutError:
