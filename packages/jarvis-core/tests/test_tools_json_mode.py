@@ -92,3 +92,16 @@ def test_parse_a_call_an_answer_and_bad_replies_without_raising():
         bad = json_mode.parse_action(text, ["calculator"])
         assert not bad.ok and problem in bad.problem and bad.tool_calls == ()
     assert json_mode.parse_action("   ", ["calculator"]).content is None
+
+
+def test_tool_history_is_detected_and_rewritten_without_a_note_when_no_tools_are_offered():
+    from jarvis_core.types import Message, ToolCall
+
+    assert json_mode.has_tool_history([Message.user("x"), Message.tool("1", "c1", "calculator")])
+    assert json_mode.has_tool_history([{"role": "assistant", "tool_calls": [{"id": "c"}]}])
+    assert not json_mode.has_tool_history([Message.user("x"), Message.assistant("y", [])])
+    calls = [ToolCall("c1", "calculator", "{}").to_openai()]
+    out = json_mode.rewrite_messages([{"role": "assistant", "content": None, "tool_calls": calls},
+                                      {"role": "tool", "name": "calculator", "content": "4"}], [])
+    assert out == [{"role": "assistant", "content": '{"name": "calculator", "arguments": {}}'},
+                   {"role": "user", "content": "Result of calculator: 4"}]

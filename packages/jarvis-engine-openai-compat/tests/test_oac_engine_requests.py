@@ -265,6 +265,24 @@ def test_json_schema_mode_sends_a_schema_instead_of_tools():
     assert tc.name == "get_weather" and json.loads(tc.arguments) == {"city": "Paris"} and tc.id.startswith("call_")
 
 
+def test_json_schema_mode_rewrites_tool_history_on_a_request_without_tools():
+    """An agent's answer turn offers no tools, but the history holds calls and results that a template
+    without tool support cannot render: they go as text, with no schema and no tool note."""
+    e, rec = engine(VLLMEngine, tool_mode="json_schema", answer=lambda r, b: httpx.Response(200, json=reply("391")))
+    history = [{"role": "user", "content": "17*23?"},
+               {"role": "assistant", "content": None, "tool_calls": [
+                   {"id": "c0", "type": "function", "function": {"name": "calc", "arguments": '{"e": "17*23"}'}}]},
+               {"role": "tool", "tool_call_id": "c0", "name": "calc", "content": "391"}]
+    c = e.generate(history, model="m")
+    sent = rec.bodies[0]
+    assert [m["role"] for m in sent["messages"]] == ["user", "assistant", "user"]
+    assert sent["messages"][2]["content"] == "Result of calc: 391"
+    assert "response_format" not in sent and "tools" not in sent
+    assert c.content == "391" and "tool_mode" not in c.metadata
+    e.generate([{"role": "user", "content": "hi"}], model="m")
+    assert rec.bodies[1]["messages"] == [{"role": "user", "content": "hi"}]  # no tool history: untouched
+
+
 def test_json_schema_mode_required_and_forced_choices():
     e, rec = engine(VLLMEngine, tool_mode="json_schema",
                     answer=lambda r, b: httpx.Response(200, json=reply('{"name": "get_weather", "arguments": {}}')))

@@ -160,8 +160,8 @@ class OpenAICompatEngine(HTTPEngine):
                 model, self.engine_id, user_rules=self._model_defaults, registry=registry)
         return adapter
 
-    def _requested_mode(self, tools: Any, options: Mapping[str, Any]) -> str:
-        if not tools:
+    def _requested_mode(self, tools: Any, options: Mapping[str, Any], messages: Sequence[MessageLike] = ()) -> str:
+        if not tools and not json_mode.has_tool_history(messages):
             return "native"
         mode = options.get("tool_mode") or self.tool_mode
         if mode not in TOOL_MODES:
@@ -218,6 +218,10 @@ class OpenAICompatEngine(HTTPEngine):
             payload_tools = None
         else:
             payload_tools = wire_tools
+            if mode == "json_schema" and not wire_tools:
+                # A template without tool support cannot render earlier calls and results either, even on a
+                # request that offers no tools (an agent's answer turn): they go as text.
+                wire_messages = json_mode.rewrite_messages(messages_to_dicts(messages), [])
         wire.update(extra)
         payload = build_chat_payload(wire_messages, model=model, temperature=temp, max_tokens=max_tokens,
                                      tools=payload_tools, stream=stream, options=wire)
@@ -284,7 +288,7 @@ class OpenAICompatEngine(HTTPEngine):
     ) -> Completion:
         """One non-streamed chat completion."""
         self.check_options(options)
-        mode = self._requested_mode(tools, options)
+        mode = self._requested_mode(tools, options, messages)
         if mode == "auto":
             mode = self._auto_mode() or self._caps_probe()
         call = self._build(messages, model, temperature, max_tokens, tools, options, mode, stream=False)
@@ -329,7 +333,7 @@ class OpenAICompatEngine(HTTPEngine):
                           max_tokens: Optional[int], tools: Optional[Sequence[ToolLike]], options: Dict[str, Any],
                           text_only: bool) -> AsyncIterator[Any]:
         self.check_options(options)
-        mode = self._requested_mode(tools, options)
+        mode = self._requested_mode(tools, options, messages)
         if mode == "auto":
             mode = self._auto_mode() or await self._acaps_probe()
         call = self._build(messages, model, temperature, max_tokens, tools, options, mode, stream=True)

@@ -33,6 +33,7 @@ __all__ = [
     "action_schema",
     "bound_strings",
     "forced_tool_name",
+    "has_tool_history",
     "parse_action",
     "response_format",
     "response_format_for_choice",
@@ -171,11 +172,23 @@ def tool_result_text(name: Optional[str], content: Optional[str]) -> str:
     return f"Result of {name or 'the tool'}: {content or ''}"
 
 
+def has_tool_history(messages: Sequence[Any]) -> bool:
+    """True when a conversation (``Message`` objects or OpenAI dicts) holds tool calls or tool results."""
+    for msg in messages:
+        if isinstance(msg, Mapping):
+            if msg.get("role") == "tool" or msg.get("tool_calls"):
+                return True
+        elif getattr(msg, "tool_calls", None) or str(getattr(msg, "role", "")) == "tool":
+            return True
+    return False
+
+
 def rewrite_messages(
     messages: Sequence[Mapping[str, Any]], tools: Sequence[ToolLike], *, answer: bool = True
 ) -> List[Dict[str, Any]]:
     """OpenAI chat dicts rewritten for a template without tool support, the :func:`tool_note` appended to
-    the (first) system message or inserted as one."""
+    the (first) system message or inserted as one. With no ``tools`` only the history is rewritten (an
+    answer turn after tool calls), and no note is added."""
     out: List[Dict[str, Any]] = []
     for msg in messages:
         role = msg.get("role")
@@ -195,6 +208,8 @@ def rewrite_messages(
             out.append({"role": "user", "content": tool_result_text(msg.get("name"), msg.get("content"))})
         else:
             out.append(dict(msg))
+    if not tools:
+        return out
     note = tool_note(tools, answer=answer)
     if out and out[0].get("role") == "system" and isinstance(out[0].get("content"), str):
         out[0] = {**out[0], "content": f"{out[0]['content']}\n\n{note}"}
