@@ -130,31 +130,32 @@ class ToolExecutor:
     def execute(self, call: ToolCall) -> ToolResult:
         """Run one call and return its result. Never raises for tool or model errors."""
         prep = self._prepare(call)
-        if prep.early is None:
-            approved, why = self._approve_sync(prep)
-            if not approved:
-                prep.early = ("denied", why)
-        if prep.early is not None:
-            return self._finish(prep, Outcome("error", prep.early[1], ""), prep.early[0])
-        refused = self._refuse_if_saturated(prep)
-        if refused is not None:
-            return refused
+        answer: Any = True
+        if prep.early is None and prep.policy.confirm:
+            answer = self._ask_approver(prep)
+            if inspect.isawaitable(answer):
+                answer = _run_coroutine(answer, prep)
+        stopped = self._gate(prep, answer)
+        if stopped is not None:
+            return stopped
         outcome = run_tool(prep.tool, prep.arguments, isolation=prep.policy.isolation, timeout=prep.policy.timeout,
                            workers=self._workers, on_thread_done=lambda: self._thread_done(prep))
         return self._finish(prep, outcome)
 
     async def aexecute(self, call: ToolCall) -> ToolResult:
-        """Async twin of :meth:`execute`: sync tools run in their own thread, never on the event loop."""
+        """Async twin of :meth:`execute`: sync tools run on worker threads, never on the event loop."""
         prep = self._prepare(call)
-        if prep.early is None:
-            approved, why = await self._approve_async(prep)
-            if not approved:
-                prep.early = ("denied", why)
-        if prep.early is not None:
-            return self._finish(prep, Outcome("error", prep.early[1], ""), prep.early[0])
-        refused = self._refuse_if_saturated(prep)
-        if refused is not None:
-            return refused
+        answer: Any = True
+        if prep.early is None and prep.policy.confirm:
+            answer = self._ask_approver(prep)
+            if inspect.isawaitable(answer):
+                try:
+                    answer = await answer
+                except Exception as exc:
+                    answer = exc
+        stopped = self._gate(prep, answer)
+        if stopped is not None:
+            return stopped
         try:
             outcome = await arun_tool(prep.tool, prep.arguments, isolation=prep.policy.isolation,
                                       timeout=prep.policy.timeout, workers=self._workers,
@@ -219,38 +220,31 @@ class ToolExecutor:
         prep.arguments = args
         return prep
 
-    def _needs_approval(self, prep: _Prepared) -> Optional[Tuple[bool, str]]:
-        if not prep.policy.confirm:
-            return True, ""
+    def _ask_approver(self, prep: _Prepared) -> Any:
+        """The approver's answer (maybe an awaitable), ``None`` when there is no approver, or the exception
+        it raised."""
         if self.approver is None:
-            return False, f"denied: {prep.call.name!r} needs confirmation and no approver is configured"
-        return None
-
-    def _approve_sync(self, prep: _Prepared) -> Tuple[bool, str]:
-        decided = self._needs_approval(prep)
-        if decided is not None:
-            return decided
+            return None
         try:
-            answer: Any = self.approver(prep.call, prep.tool)  # type: ignore[misc]
-            if inspect.isawaitable(answer):
-                answer = _run_coroutine(answer)
+            return self.approver(prep.call, prep.tool)
         except Exception as exc:
-            log.warning("the approver failed on %s (%s); the call is denied", prep.call.name, type(exc).__name__)
-            return False, f"denied: the approval of {prep.call.name!r} failed ({type(exc).__name__})"
-        return (True, "") if answer is True else (False, f"denied: {prep.call.name!r} was not approved")
+            return exc
 
-    async def _approve_async(self, prep: _Prepared) -> Tuple[bool, str]:
-        decided = self._needs_approval(prep)
-        if decided is not None:
-            return decided
-        try:
-            answer: Any = self.approver(prep.call, prep.tool)  # type: ignore[misc]
-            if inspect.isawaitable(answer):
-                answer = await answer
-        except Exception as exc:
-            log.warning("the approver failed on %s (%s); the call is denied", prep.call.name, type(exc).__name__)
-            return False, f"denied: the approval of {prep.call.name!r} failed ({type(exc).__name__})"
-        return (True, "") if answer is True else (False, f"denied: {prep.call.name!r} was not approved")
+    def _gate(self, prep: _Prepared, answer: Any) -> Optional[ToolResult]:
+        """The final result when the call must not run (an earlier problem, no approval, saturation)."""
+        name = prep.call.name
+        if prep.early is None and answer is not True:
+            if answer is None:
+                why = f"denied: {name!r} needs confirmation and no approver is configured"
+            elif isinstance(answer, BaseException):
+                log.warning("the approver failed on %s (%s); the call is denied", name, type(answer).__name__)
+                why = f"denied: the approval of {name!r} failed ({type(answer).__name__})"
+            else:
+                why = f"denied: {name!r} was not approved"
+            prep.early = ("denied", why)
+        if prep.early is not None:
+            return self._finish(prep, Outcome("error", prep.early[1], ""), prep.early[0])
+        return self._refuse_if_saturated(prep)
 
     def _refuse_if_saturated(self, prep: _Prepared) -> Optional[ToolResult]:
         if prep.policy.isolation != "thread":
@@ -304,17 +298,22 @@ class ToolExecutor:
         return f"<ToolExecutor tools={list(self._tools)} run_id={self.run_id!r}>"
 
 
-def _run_coroutine(awaitable: Awaitable[Any]) -> Any:
-    """Run an awaitable to completion from sync code, even when this thread already runs a loop."""
+def _run_coroutine(awaitable: Awaitable[Any], prep: _Prepared) -> Any:
+    """Await an async approver's answer from sync code, even when this thread already runs a loop; an
+    exception it raises is returned (and means no)."""
     async def wrap() -> Any:
-        return await awaitable
+        try:
+            return await awaitable
+        except Exception as exc:
+            return exc
 
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(wrap())
     box: list = []
-    thread = threading.Thread(target=lambda: box.append(asyncio.run(wrap())), daemon=True)
+    thread = threading.Thread(target=lambda: box.append(asyncio.run(wrap())), name=f"approve-{prep.call.name}",
+                              daemon=True)
     thread.start()
     thread.join()
-    return box[0] if box else False
+    return box[0] if box else RuntimeError("the approver gave no answer")
