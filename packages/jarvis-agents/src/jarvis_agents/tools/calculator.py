@@ -253,7 +253,8 @@ def _prepare(expression: str) -> str:
     text = expression.strip()
     if text.endswith("="):
         text = text[:-1].strip()
-    return text.replace("×", "*").replace("÷", "/").replace("−", "-")
+    # The multiplication, division and minus signs models copy from prose.
+    return text.replace("\u00d7", "*").replace("\u00f7", "/").replace("\u2212", "-")
 
 
 def evaluate(expression: str) -> Number:

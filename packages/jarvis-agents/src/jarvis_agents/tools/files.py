@@ -14,10 +14,9 @@ import uuid
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
+from jarvis_agents.tools.paths import PathDenied, PathPolicy
 from jarvis_core.tools import BaseTool, ToolPolicy
 from jarvis_core.types import ToolSpec
-
-from jarvis_agents.tools.paths import PathDenied, PathPolicy
 
 __all__ = ["FileReadTool", "FileWriteTool"]
 

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from typing import Any, List, Optional
 
+from jarvis_agents.usage import report_usage
 from jarvis_core.errors import ConfigError
 from jarvis_core.tools import BaseTool, ToolPolicy
 from jarvis_core.types import Message, ToolSpec, Usage
-
-from jarvis_agents.usage import report_usage
 
 __all__ = ["LLMTool"]
 

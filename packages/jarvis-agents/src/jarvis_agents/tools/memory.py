@@ -13,10 +13,9 @@ import os
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
+from jarvis_agents.tools.memory_db import MemoryDB
 from jarvis_core.tools import BaseTool, ToolPolicy
 from jarvis_core.types import ToolSpec
-
-from jarvis_agents.tools.memory_db import MemoryDB
 
 __all__ = ["MemoryRetrieveTool", "MemorySearchTool", "MemoryStoreTool"]
 

@@ -88,7 +88,7 @@ class MemoryDB:
     :param fts: ``None`` uses FTS5 when this SQLite has it; ``False`` forces the ``LIKE`` fallback.
     """
 
-    def __init__(self, path: Union[str, "os.PathLike[str]", None] = None, *, fts: Optional[bool] = None) -> None:
+    def __init__(self, path: Union[str, os.PathLike[str], None] = None, *, fts: Optional[bool] = None) -> None:
         self.path = Path(os.path.expanduser(os.fspath(path))) if path is not None else default_memory_path()
         self._want_fts = fts
         self.search_mode = self._init()
