@@ -21,17 +21,21 @@ def jarvis_register_agents(register):
 
 @hookimpl
 def jarvis_register_tools(register):
-    register("calculator", f"{_TOOLS}.calculator:Calculator", description="exact, bounded arithmetic")
-    register("think", f"{_TOOLS}.think:ThinkTool", description="a scratchpad; returns the thought")
+    register("calculator", f"{_TOOLS}.calculator:Calculator", description="exact, bounded arithmetic",
+             side_effects="none", confirm=False)
+    register("think", f"{_TOOLS}.think:ThinkTool", description="a scratchpad; returns the thought",
+             side_effects="none", confirm=False)
     register("file_read", f"{_TOOLS}.files:FileReadTool",
-             description="read a text file inside [tools.file_read] roots", side_effects="read")
+             description="read a text file inside [tools.file_read] roots", side_effects="read", confirm=False)
     register("file_write", f"{_TOOLS}.files:FileWriteTool",
              description="write a text file inside [tools.file_write] roots (needs confirmation)",
              side_effects="write", confirm=True)
-    register("llm", f"{_TOOLS}.llm:LLMTool", description="ask the agent's model a sub-question (usage counted)")
+    register("llm", f"{_TOOLS}.llm:LLMTool", description="ask the agent's model a sub-question (usage counted)",
+             side_effects="none", confirm=False)
     register("memory_store", f"{_TOOLS}.memory:MemoryStoreTool",
-             description="remember text (optionally under a key) in memory.db in the jarvis home", side_effects="write")
+             description="remember text (optionally under a key) in memory.db in the jarvis home", side_effects="write",
+             confirm=False)
     register("memory_retrieve", f"{_TOOLS}.memory:MemoryRetrieveTool", description="recall the text stored under a key",
-             side_effects="read")
+             side_effects="read", confirm=False)
     register("memory_search", f"{_TOOLS}.memory:MemorySearchTool", description="full-text search of remembered text",
-             side_effects="read")
+             side_effects="read", confirm=False)
