@@ -32,6 +32,7 @@ def main() -> None:
     out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     try:
+        sys.path[:] = pickle.load(sys.stdin.buffer)  # the parent's path: what it can import, the child can
         tool, arguments = pickle.load(sys.stdin.buffer)
         outcome = _run(tool, arguments)
     except BaseException as exc:

@@ -128,7 +128,7 @@ def _shielded(future: asyncio.Future[Outcome]) -> Awaitable[Outcome]:
 
 def _run_in_process(tool: Any, arguments: Dict[str, Any], timeout: Optional[float]) -> Outcome:
     try:
-        payload = pickle.dumps((tool, arguments))
+        payload = pickle.dumps(list(sys.path)) + pickle.dumps((tool, arguments))
     except Exception as exc:
         return Outcome("error", f"a process-isolated tool must be picklable: {exc}", type(exc).__name__)
     proc = subprocess.Popen(
