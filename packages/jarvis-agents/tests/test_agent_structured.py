@@ -52,7 +52,8 @@ def test_request_shape_answer_turn_and_usage():
     # The answer turn cannot call a tool again: no schema, no tools, no tool note.
     assert "response_format" not in answer.options and answer.tools is None
     assert all("You can use these tools" not in (m.content or "") for m in answer.messages)
-    assert answer.messages[-1].content == "Result of calculator: 391"
+    assert answer.messages[-1].content.startswith("calculator(17*23) returned: 391\n")
+    assert all("{" not in (m.content or "") for m in answer.messages)  # no JSON call for the model to imitate
     # The transcript keeps the real shape: an assistant call, then the tool message with its id.
     call_msg, tool_msg = result.messages[-3], result.messages[-2]
     assert call_msg.tool_calls[0].name == "calculator" and tool_msg.tool_call_id == call_msg.tool_calls[0].id
@@ -110,8 +111,8 @@ def test_structured_mode_needs_an_engine_that_takes_a_schema():
 def test_two_concurrent_runs_on_one_agent_do_not_mix():
     def script(call):
         question = call.messages[-1].content
-        if question.startswith("Result of"):
-            return f"answer {question.split(': ')[1]}"
+        if " returned: " in question:
+            return f"answer {question.split(' returned: ')[1].splitlines()[0]}"
         a, b = question.split()[-1].split("*")
         return call_json(f"{a}*{b}")
 

@@ -16,6 +16,7 @@ templates without tool support. Then:
 
 from __future__ import annotations
 
+import json
 from typing import Any, AsyncIterator, Dict, List, Sequence
 
 from jarvis_agents.agents.modes import engine_accepts
@@ -23,7 +24,7 @@ from jarvis_agents.agents.tool_loop import fail
 from jarvis_core.agents import AgentEvent, AgentRun, Decision, Notice, TextDelta
 from jarvis_core.engine.messages import coerce_messages, messages_to_dicts
 from jarvis_core.tools.json_mode import parse_action, response_format, rewrite_messages
-from jarvis_core.types import Message, ToolResult, ToolSpec
+from jarvis_core.types import Message, Role, ToolResult, ToolSpec
 
 __all__ = ["ANSWERS", "DEFAULT_DECISION_TOKENS", "answer_turn", "decision_turn", "plain_history"]
 
@@ -38,16 +39,45 @@ def constrained_history(messages: Sequence[Message], specs: Sequence[ToolSpec]) 
     return coerce_messages(rewrite_messages(messages_to_dicts(messages), specs))
 
 
+#: Appended to the tool results before an answer turn.
+ANSWER_PROMPT = "Answer the question with this result, in plain words."
+
+
 def plain_history(messages: Sequence[Message]) -> List[Message]:
-    """The transcript for an answer turn: rewritten like :func:`constrained_history` but with no tool note,
-    so nothing invites another call."""
-    dicts = messages_to_dicts(messages)
-    out = rewrite_messages(dicts, [])
-    if dicts and dicts[0].get("role") == "system":
-        out[0] = dicts[0]
-    else:
-        out = out[1:]
-    return coerce_messages(out)
+    """The transcript for an answer turn, for a template without tool support and with nothing that invites
+    another call: no tool note, the calls not shown as JSON (a small model copies that shape into its
+    answer), each result as a user message ``name(arguments) returned: result``."""
+    out: List[Message] = []
+    calls = {}
+    pending: List[str] = []
+    for msg in messages:
+        if msg.role is Role.ASSISTANT and msg.tool_calls:
+            calls.update({c.id: c for c in msg.tool_calls})
+            if msg.content:
+                out.append(Message.assistant(msg.content))
+            continue
+        if msg.role is Role.TOOL:
+            call = calls.get(msg.tool_call_id or "")
+            args = _argument_text(call.arguments) if call is not None else ""
+            pending.append(f"{msg.name or (call.name if call else 'the tool')}({args}) returned: {msg.content or ''}")
+            continue
+        if pending:
+            out.append(Message.user("\n".join(pending)))
+            pending = []
+        out.append(Message(msg.role, msg.content))
+    if pending:
+        out.append(Message.user("\n".join([*pending, ANSWER_PROMPT])))
+    return out
+
+
+def _argument_text(arguments: str) -> str:
+    try:
+        value = json.loads(arguments or "{}")
+    except ValueError:
+        return arguments
+    if isinstance(value, dict) and len(value) == 1:
+        return str(next(iter(value.values())))
+    return arguments
 
 
 def _request(agent: Any, specs: Sequence[ToolSpec], *, answer_only: bool) -> Dict[str, Any]:
