@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from typing import Any, AsyncIterator, Optional, Sequence, Tuple
+from typing import Any, AsyncIterator, Dict, Optional, Sequence, Tuple
 
 from jarvis_agents.agents import structured
 from jarvis_agents.agents.modes import MODES, choose_mode, engine_accepts
@@ -122,7 +122,7 @@ class OrchestratorAgent(LoopAgent):
             return
         run.messages.append(Message.user(FINAL_ANSWER_PROMPT))
         messages = structured.plain_history(run.messages)
-        extra = {"stop": self._protocol(run).stop} if mode in ("text", "react") else {}
+        extra: Dict[str, Any] = {"stop": self._protocol(run).stop} if mode in ("text", "react") else {}
         async for event in self.call_model(run, messages=messages, record=False, **extra):
             yield event
         completion = run.completion

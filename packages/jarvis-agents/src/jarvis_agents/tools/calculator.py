@@ -15,7 +15,7 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Callable, Dict, Union
 
-from jarvis_core.tools import BaseTool, ToolPolicy
+from jarvis_core.tools import ToolPolicy
 from jarvis_core.types import ToolSpec
 
 __all__ = ["MAX_BITS", "Calculator", "CalculatorError", "evaluate"]
@@ -155,7 +155,10 @@ def _round(x: Number, ndigits: Number | None = None) -> Number:
         return round(x)
     if not isinstance(_exact(ndigits), int) or abs(int(ndigits)) > 100:
         raise CalculatorError("round's second argument must be an integer between -100 and 100")
-    return _exact(round(x, int(ndigits)))  # type: ignore[call-overload]
+    digits = int(ndigits)
+    if isinstance(x, Fraction):
+        return _exact(round(x, digits))
+    return round(x, digits)
 
 
 def _float_fn(fn: Callable[[float], float]) -> Callable[[Number], Number]:
@@ -305,7 +308,7 @@ def format_number(value: Number) -> str:
     return repr(value)
 
 
-class Calculator(BaseTool):
+class Calculator:
     """The ``calculator`` tool: ``calculator(expression)`` → the value as text."""
 
     spec = ToolSpec(

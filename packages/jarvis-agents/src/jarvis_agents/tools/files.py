@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Optional, Sequence, Union
 
 from jarvis_agents.tools.paths import PathDenied, PathPolicy
-from jarvis_core.tools import BaseTool, ToolPolicy
+from jarvis_core.tools import ToolPolicy
 from jarvis_core.types import ToolSpec
 
 __all__ = ["FileReadTool", "FileWriteTool"]
@@ -40,7 +40,7 @@ def _regular_file(path: Path, requested: str) -> os.stat_result:
     return info
 
 
-class FileReadTool(BaseTool):
+class FileReadTool:
     """``file_read(path, max_lines?)``: the text of a file inside the configured roots.
 
     :param roots: the directories it may read (required).
@@ -85,7 +85,7 @@ class FileReadTool(BaseTool):
         return text
 
 
-class FileWriteTool(BaseTool):
+class FileWriteTool:
     """``file_write(path, content, append?)``: write a text file inside the configured roots.
 
     Needs confirmation (its policy says so), so it runs only when the caller gave an approver that says yes.

@@ -13,13 +13,13 @@ from typing import Any, List, Optional
 
 from jarvis_agents.usage import report_usage
 from jarvis_core.errors import ConfigError
-from jarvis_core.tools import BaseTool, ToolPolicy
+from jarvis_core.tools import ToolPolicy
 from jarvis_core.types import Message, ToolSpec, Usage
 
 __all__ = ["LLMTool"]
 
 
-class LLMTool(BaseTool):
+class LLMTool:
     """``llm(prompt, system?)`` → the model's answer to ``prompt``.
 
     :param engine: the engine to call (the core passes the agent's engine).

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Optional, Sequence, Union
 
 from jarvis_agents.tools.memory_db import MemoryDB
-from jarvis_core.tools import BaseTool, ToolPolicy
+from jarvis_core.tools import ToolPolicy
 from jarvis_core.types import ToolSpec
 
 __all__ = ["MemoryRetrieveTool", "MemorySearchTool", "MemoryStoreTool"]
@@ -29,7 +29,7 @@ def _db(path: PathArg, home: Optional[Path]) -> MemoryDB:
     return MemoryDB(path)
 
 
-class MemoryStoreTool(BaseTool):
+class MemoryStoreTool:
     """``memory_store(content, key?, tags?)`` → the key it was stored under.
 
     :param path: the SQLite file (default: ``memory.db`` in the jarvis home).
@@ -64,7 +64,7 @@ class MemoryStoreTool(BaseTool):
         return f"stored under key {stored!r}"
 
 
-class MemoryRetrieveTool(BaseTool):
+class MemoryRetrieveTool:
     """``memory_retrieve(key)`` → exactly what ``key`` holds (an error when nothing does)."""
 
     spec = ToolSpec(
@@ -90,7 +90,7 @@ class MemoryRetrieveTool(BaseTool):
         return memory.content
 
 
-class MemorySearchTool(BaseTool):
+class MemorySearchTool:
     """``memory_search(query, top_k=5)`` → the best matches, one JSON object per line."""
 
     spec = ToolSpec(

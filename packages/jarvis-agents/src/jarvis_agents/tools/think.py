@@ -6,13 +6,13 @@ the thought then sits in the transcript where the next turn sees it.
 
 from __future__ import annotations
 
-from jarvis_core.tools import BaseTool, ToolPolicy
+from jarvis_core.tools import ToolPolicy
 from jarvis_core.types import ToolSpec
 
 __all__ = ["ThinkTool"]
 
 
-class ThinkTool(BaseTool):
+class ThinkTool:
     """``think(thought)`` → the thought."""
 
     spec = ToolSpec(
