@@ -363,3 +363,24 @@ def test_reject_publishes_like_any_call():
     assert not result.ok and result.content == "error: not run: guard"
     assert bus.types() == [EventType.TOOL_CALL_START, EventType.TOOL_CALL_END]
     assert ends(bus)[0]["outcome"] == "loop_guard"
+
+
+def test_worker_threads_are_reused_when_idle_and_added_when_busy():
+    ex = ToolExecutor([Nap()])
+    for i in range(5):
+        assert ex.execute(call("nap", {"s": 0}, f"n{i}")).ok
+    assert ex._workers.threads == 1  # one idle thread served every sequential call
+    ex.execute_many([call("nap", {"s": 0.2}, "a"), call("nap", {"s": 0.2}, "b"), call("nap", {"s": 0.2}, "c")])
+    assert ex._workers.threads == 3  # busy threads are never waited for: new ones start
+
+
+def test_with_run_shares_the_threads_and_the_abandoned_count():
+    hang = Hang()
+    ex = ToolExecutor([hang])
+    try:
+        run_a, run_b = ex.with_run("a"), ex.with_run("b")
+        run_a.execute(call("hang"))
+        assert run_b.abandoned_threads == 1 and ex.abandoned_threads == 1
+        assert run_a.run_id == "a" and ex.run_id == ""
+    finally:
+        hang.release.set()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Union
 
 from jarvis_core.agents.settings import SETTING_NAMES
-from jarvis_core.errors import ConfigError, PluginError
+from jarvis_core.errors import ConfigError, InvalidOptionError, PluginError
 from jarvis_core.tools.factory import section_of
 
 if TYPE_CHECKING:
@@ -44,6 +44,12 @@ def create_agent(
     extra = {k: v for k, v in section_of(config, "agents", key).items() if k not in SETTING_NAMES and k not in kwargs}
     try:
         return cls(engine, model=model, config=config, **extra, **kwargs)
+    except InvalidOptionError as exc:
+        named = [n for n in exc.names if n in extra]
+        if not named:
+            raise
+        raise ConfigError(f"agent {key!r} rejected an option from [agents.{key}] ({', '.join(named)}): neither the "
+                          f"agent nor the engine takes it", key=f"agents.{key}.{named[0]}") from None
     except TypeError as exc:
         if extra:
             raise ConfigError(f"agent {key!r} rejected an option from [agents.{key}] ({', '.join(extra)}): {exc}",

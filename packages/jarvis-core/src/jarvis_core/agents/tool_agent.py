@@ -13,6 +13,7 @@ Subclasses change how a turn's action is obtained and how results go back by ove
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, AsyncIterator, List, Optional, Sequence, Tuple
 
 import attrs
@@ -118,11 +119,11 @@ class ToolUsingAgent(BaseAgent):
                 run.finish(decision.content, "final")
                 return
             yield ToolCallsRequested(run.run_id, turn, decision.calls)
-            results = await self._run_calls(run, decision.calls)
+            results: List[ToolResult] = []
+            async for event in self._run_calls(run, decision.calls, results):
+                yield event
             run.tool_results.extend(results)
             self.observe(run, results)
-            for result in results:
-                yield ToolCallFinished(run.run_id, turn, result)
             guard: Optional[LoopGuard] = run.state.get("guard")
             if guard is not None and guard.should_stop:
                 yield Notice(run.run_id, "loop_guard", "the model kept repeating the same tool call; run stopped",
@@ -137,7 +138,10 @@ class ToolUsingAgent(BaseAgent):
             last_content = run.completion.content or last_content
         run.finish(last_content, "max_turns")
 
-    async def _run_calls(self, run: AgentRun, calls: Sequence[ToolCall]) -> List[ToolResult]:
+    async def _run_calls(self, run: AgentRun, calls: Sequence[ToolCall], out: List[ToolResult]
+                         ) -> AsyncIterator[AgentEvent]:
+        """Run a turn's calls, yielding a :class:`ToolCallFinished` as each one ends (so a stream shows
+        results as they come); ``out`` receives the results in call order."""
         executor: ToolExecutor = run.executor
         guard: Optional[LoopGuard] = run.state.get("guard")
         results: List[Optional[ToolResult]] = [None] * len(calls)
@@ -153,7 +157,24 @@ class ToolUsingAgent(BaseAgent):
                 results[i] = executor.reject(call, refusal, outcome="loop_guard")
             else:
                 to_run.append(i)
-        done = await executor.aexecute_many([calls[i] for i in to_run], parallel=self.parallel_tools)
-        for i, result in zip(to_run, done, strict=True):
-            results[i] = result
-        return [r for r in results if r is not None]
+        for refused in results:
+            if refused is not None:
+                yield ToolCallFinished(run.run_id, run.turns, refused)
+        if self.parallel_tools and len(to_run) > 1:
+            async def one(i: int) -> Tuple[int, ToolResult]:
+                return i, await executor.aexecute(calls[i])
+
+            tasks = [asyncio.ensure_future(one(i)) for i in to_run]
+            try:
+                for next_done in asyncio.as_completed(tasks):
+                    i, result = await next_done
+                    results[i] = result
+                    yield ToolCallFinished(run.run_id, run.turns, result)
+            finally:
+                for task in tasks:
+                    task.cancel()
+        else:
+            for i in to_run:
+                results[i] = await executor.aexecute(calls[i])
+                yield ToolCallFinished(run.run_id, run.turns, results[i])  # type: ignore[arg-type]
+        out.extend(r for r in results if r is not None)

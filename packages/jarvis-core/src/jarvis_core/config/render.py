@@ -68,6 +68,10 @@ def config_to_dict(config: JarvisConfig) -> Dict[str, Any]:
     agent = _section_dict(config.agent)
     if agent:
         out["agent"] = agent
+    for name in ("agents", "tools"):
+        tables = getattr(config, name)
+        if tables:
+            out[name] = {key: {k: _plain(_mask(k, v)) for k, v in table.items()} for key, table in tables.items()}
     if config.model_defaults:
         out["model_defaults"] = {p: dict(r) for p, r in config.model_defaults.items()}
     return out

@@ -23,7 +23,7 @@ from typing import Any, Awaitable, Callable, Dict, Iterable, List, Optional, Seq
 
 from jarvis_core.events import EventBus, EventType
 from jarvis_core.tools.base import InvalidToolError, check_tool
-from jarvis_core.tools.isolation import Outcome, arun_tool, run_tool
+from jarvis_core.tools.isolation import Outcome, Workers, arun_tool, run_tool
 from jarvis_core.tools.output import cap_output
 from jarvis_core.tools.policy import ToolPolicy, policy_of
 from jarvis_core.tools.schema import check_arguments
@@ -49,6 +49,15 @@ class _Prepared:
         self.early: Optional[Tuple[str, str]] = None  # (outcome, message) when the call must not run
         self.abandoned = False
         self.thread_done = False
+
+
+class _Shared:
+    __slots__ = ("abandoned", "lock", "workers")
+
+    def __init__(self) -> None:
+        self.abandoned = 0
+        self.lock = threading.Lock()
+        self.workers = Workers()
 
 
 class ToolExecutor:
@@ -83,8 +92,10 @@ class ToolExecutor:
         self.bus = bus
         self.run_id = run_id
         self.max_abandoned_threads = max_abandoned_threads
-        self._abandoned = 0
-        self._lock = threading.Lock()
+        # Shared with every with_run() copy: one thread set and one count of abandoned calls per executor.
+        self._shared = _Shared()
+        self._lock = self._shared.lock
+        self._workers = self._shared.workers
 
     # -- introspection ------------------------------------------------------------------------------
     @property
@@ -104,7 +115,7 @@ class ToolExecutor:
     def abandoned_threads(self) -> int:
         """Timed-out ``thread`` calls whose threads are still running."""
         with self._lock:
-            return self._abandoned
+            return self._shared.abandoned
 
     def with_run(self, run_id: str, *, bus: Optional[EventBus] = None) -> ToolExecutor:
         """A copy for one run (its own ``run_id``), sharing the tools, the approver and the thread count."""
@@ -129,7 +140,7 @@ class ToolExecutor:
         if refused is not None:
             return refused
         outcome = run_tool(prep.tool, prep.arguments, isolation=prep.policy.isolation, timeout=prep.policy.timeout,
-                           on_thread_done=lambda: self._thread_done(prep))
+                           workers=self._workers, on_thread_done=lambda: self._thread_done(prep))
         return self._finish(prep, outcome)
 
     async def aexecute(self, call: ToolCall) -> ToolResult:
@@ -146,7 +157,8 @@ class ToolExecutor:
             return refused
         try:
             outcome = await arun_tool(prep.tool, prep.arguments, isolation=prep.policy.isolation,
-                                      timeout=prep.policy.timeout, on_thread_done=lambda: self._thread_done(prep))
+                                      timeout=prep.policy.timeout, workers=self._workers,
+                                      on_thread_done=lambda: self._thread_done(prep))
         except asyncio.CancelledError:
             self._finish(prep, Outcome("error", "cancelled", "CancelledError"), "cancelled")
             raise
@@ -244,7 +256,7 @@ class ToolExecutor:
         if prep.policy.isolation != "thread":
             return None
         with self._lock:
-            stuck = self._abandoned
+            stuck = self._shared.abandoned
         if stuck < self.max_abandoned_threads:
             return None
         text = (f"{prep.call.name!r} was not run: {stuck} earlier timed-out calls are still running "
@@ -255,7 +267,7 @@ class ToolExecutor:
         with self._lock:
             prep.thread_done = True
             if prep.abandoned:
-                self._abandoned -= 1
+                self._shared.abandoned -= 1
 
     def _finish(self, prep: _Prepared, outcome: Outcome, kind: Optional[str] = None) -> ToolResult:
         call = prep.call
@@ -284,8 +296,8 @@ class ToolExecutor:
             if prep.thread_done:
                 return
             prep.abandoned = True
-            self._abandoned += 1
-            count = self._abandoned
+            self._shared.abandoned += 1
+            count = self._shared.abandoned
         log.warning("tool %r timed out; its thread keeps running (%d abandoned)", prep.call.name, count)
 
     def __repr__(self) -> str:

@@ -1,7 +1,8 @@
 """Running one tool call under its isolation and timeout: ``inline``, ``thread`` or ``process``.
 
-No shared pool: a ``thread`` call gets its own daemon thread, so calls that time out (Python cannot stop
-a thread) never starve later calls. The executor counts those still-running threads and refuses new
+No shared pool: a ``thread`` call runs on one of its executor's own :class:`Workers`, an idle one when
+there is one, else a new daemon thread, so calls that time out (Python cannot stop a thread) never
+starve later calls. The executor counts those still-running threads and refuses new
 calls past a per-executor limit, which it reports. A ``process`` call runs in a child in its own session;
 on timeout the whole process group is killed, so nothing the tool started survives it.
 """
@@ -9,8 +10,11 @@ on timeout the whole process group is killed, so nothing the tool started surviv
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import os
 import pickle
+import queue
 import signal
 import subprocess
 import sys
@@ -23,7 +27,9 @@ import attrs
 from jarvis_core.tools.base import has_async_run, has_sync_run
 from jarvis_core.tools.output import to_text
 
-__all__ = ["Outcome", "arun_tool", "run_tool"]
+__all__ = ["Outcome", "Workers", "arun_tool", "run_tool"]
+
+log = logging.getLogger(__name__)
 
 
 @attrs.frozen
@@ -55,41 +61,97 @@ def _timeout(timeout: Optional[float]) -> Outcome:
     return Outcome("timeout", f"timed out after {timeout:g}s")
 
 
-def _in_daemon_thread(fn: Callable[[], Outcome], name: str, on_done: Callable[[], None]) -> tuple:
+class Workers:
+    """An executor's own threads for ``thread`` calls: idle threads are reused, and when none is idle a new
+    daemon thread starts, so a call never waits behind calls that hang. Threads idle for ``idle_s`` exit.
+
+    This is not a shared pool: each :class:`~jarvis_core.tools.ToolExecutor` has one, and the executor
+    limits how many timed-out calls may still occupy threads.
+    """
+
+    def __init__(self, name: str = "tool", idle_s: float = 30.0) -> None:
+        self.name = name
+        self.idle_s = idle_s
+        self._tasks: queue.SimpleQueue = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+        self._threads = 0
+
+    @property
+    def threads(self) -> int:
+        """Threads alive now (busy or idle)."""
+        with self._lock:
+            return self._threads
+
+    def submit(self, fn: Callable[[], Any], then: Callable[[], None] = lambda: None) -> None:
+        """Run ``fn`` on an idle thread, or on a new one when all are busy; then ``then``, once the thread
+        counts as idle again (so a caller woken by ``then`` finds it reusable)."""
+        with self._lock:
+            self._tasks.put((fn, then))
+            if self._idle > 0:
+                self._idle -= 1
+                return
+            self._threads += 1
+        threading.Thread(target=self._work, name=f"{self.name}-worker", daemon=True).start()
+
+    def _work(self) -> None:
+        while True:
+            try:
+                fn, then = self._tasks.get(timeout=self.idle_s)
+            except queue.Empty:
+                with self._lock:
+                    if self._tasks.empty():
+                        self._idle -= 1
+                        self._threads -= 1
+                        return
+                continue
+            try:
+                fn()
+            except BaseException:  # pragma: no cover - tasks catch their own errors
+                log.exception("tool worker task failed")
+            with self._lock:
+                self._idle += 1
+            then()
+
+
+def _submit(workers: Workers, fn: Callable[[], Outcome], on_done: Callable[[], None]) -> tuple:
     box: list = []
     done = threading.Event()
 
-    def target() -> None:
+    def task() -> None:
         try:
             box.append(fn())
-        finally:
-            done.set()
-            on_done()
+        except BaseException as exc:
+            box.append(_error(exc))
 
-    threading.Thread(target=target, name=name, daemon=True).start()
+    def finished() -> None:
+        done.set()
+        on_done()
+
+    workers.submit(task, finished)
     return box, done
 
 
-def run_tool(tool: Any, arguments: Dict[str, Any], *, isolation: str, timeout: Optional[float],
+def run_tool(tool: Any, arguments: Dict[str, Any], *, isolation: str, timeout: Optional[float], workers: Workers,
              on_thread_done: Callable[[], None] = lambda: None) -> Outcome:
     """Run one call synchronously under ``isolation`` and ``timeout``. Never raises for tool failures.
 
-    ``on_thread_done`` is called when a ``thread`` call's thread ends (also long after a timeout).
+    ``on_thread_done`` is called when a ``thread`` call ends (also long after a timeout).
     """
     if isolation == "process":
         return _run_in_process(tool, arguments, timeout)
     if isolation == "inline":
         return _call(tool, arguments)
-    box, done = _in_daemon_thread(lambda: _call(tool, arguments), f"tool-{tool.spec.name}", on_thread_done)
+    box, done = _submit(workers, lambda: _call(tool, arguments), on_thread_done)
     if not done.wait(timeout):
         return attrs.evolve(_timeout(timeout), abandoned=True)
     return box[0]
 
 
 async def arun_tool(tool: Any, arguments: Dict[str, Any], *, isolation: str, timeout: Optional[float],
-                    on_thread_done: Callable[[], None] = lambda: None) -> Outcome:
+                    workers: Workers, on_thread_done: Callable[[], None] = lambda: None) -> Outcome:
     """Async twin of :func:`run_tool`. An async ``arun`` runs on the caller's loop and is cancelled on
-    timeout (unless isolation is ``process``); sync tools never run on the loop: they get their thread."""
+    timeout (unless isolation is ``process``); sync tools never run on the loop: they get a worker thread."""
     if isolation != "process" and has_async_run(tool) and (isolation != "thread" or not has_sync_run(tool)):
         try:
             value = await asyncio.wait_for(tool.arun(**arguments), timeout)
@@ -108,12 +170,23 @@ async def arun_tool(tool: Any, arguments: Dict[str, Any], *, isolation: str, tim
             future.set_result(outcome)
 
     def body() -> Outcome:
-        outcome = _run_in_process(tool, arguments, timeout) if isolation == "process" else _call(tool, arguments)
-        loop.call_soon_threadsafe(deliver, outcome)
-        return outcome
+        return _run_in_process(tool, arguments, timeout) if isolation == "process" else _call(tool, arguments)
 
-    done_cb = on_thread_done if isolation == "thread" else (lambda: None)
-    _in_daemon_thread(body, f"tool-{tool.spec.name}", done_cb)
+    box: list = []
+
+    def finished() -> None:
+        with contextlib.suppress(RuntimeError):  # the loop may be gone: the caller gave up (timeout, cancel)
+            loop.call_soon_threadsafe(deliver, box[0])
+        if isolation == "thread":
+            on_thread_done()
+
+    def task() -> None:
+        try:
+            box.append(body())
+        except BaseException as exc:  # e.g. the child process could not start: still deliver an outcome
+            box.append(_error(exc))
+
+    workers.submit(task, finished)
     if isolation == "process":
         return await future  # the child enforces the timeout itself
     try:
@@ -131,22 +204,19 @@ def _run_in_process(tool: Any, arguments: Dict[str, Any], timeout: Optional[floa
         payload = pickle.dumps(list(sys.path)) + pickle.dumps((tool, arguments))
     except Exception as exc:
         return Outcome("error", f"a process-isolated tool must be picklable: {exc}", type(exc).__name__)
-    proc = subprocess.Popen(
+    started = time.monotonic()
+    with subprocess.Popen(
         [sys.executable, "-m", "jarvis_core.tools._child"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         start_new_session=True,
-    )
-    started = time.monotonic()
-    try:
-        out, _ = proc.communicate(payload, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        return _timeout(timeout)
-    except BaseException:
-        _kill_group(proc)
-        raise
-    finally:
-        _kill_group(proc)  # whatever the tool left behind in its group
+    ) as proc:
+        try:
+            out, _ = proc.communicate(payload, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            return _timeout(timeout)
+        finally:
+            _kill_group(proc)  # on any exit: whatever the tool left running in its group goes too
     try:
         status, error_type, text = pickle.loads(out)
     except Exception:
