@@ -94,3 +94,15 @@ def test_simple_is_one_call_and_refuses_tools():
     assert (call.temperature, call.max_tokens, call.messages[0].content) == (0.2, 9, "be kind")
     with pytest.raises(ConfigError, match="does not use tools"):
         SimpleAgent(engine, model="m", tools=[Calculator()])
+
+
+def test_tool_support_from_ollama_capabilities_and_cloud():
+    class OllamaLike(FakeEngine):
+        def capabilities(self, model):
+            return ("completion", "tools") if model == "qwen3" else ("completion",)
+
+    engine = OllamaLike([], allowed_options={"stop"})
+    assert choose_mode(engine, "qwen3")[0] == "function_calling"
+    mode, reason = choose_mode(engine, "gemma")
+    assert mode == "react" and "capabilities as completion" in reason
+    assert choose_mode(FakeEngine([], engine_id="cloud"), "gpt")[0] == "function_calling"

@@ -110,7 +110,9 @@ def _single_string_param(spec: ToolSpec) -> Optional[str]:
     return None
 
 
-def _arguments(text: str, spec: ToolSpec) -> Tuple[Optional[Dict[str, object]], str]:
+def _arguments(text: str, spec: ToolSpec) -> Optional[Dict[str, object]]:
+    """The arguments written as ``text``, or ``None`` when they are neither JSON nor the plain text of a tool
+    with one string argument."""
     text = text.strip().strip("`").strip()
     if text.lower().startswith("json"):
         text = text[4:].lstrip()
@@ -120,14 +122,14 @@ def _arguments(text: str, spec: ToolSpec) -> Tuple[Optional[Dict[str, object]], 
         except ValueError:
             value = None
         if isinstance(value, dict):
-            return value, ""
+            return value
     single = _single_string_param(spec)
     if single is not None and text:
         first = text.splitlines()[0].strip() if not text.startswith("{") else text
-        return {single: first.strip("'\"")}, ""
+        return {single: first.strip("'\"")}
     if not text and not (spec.parameters or {}).get("required"):
-        return {}, ""
-    return None, f"the input for {spec.name} is not a JSON object"
+        return {}
+    return None
 
 
 def parse_reply(text: str, protocol: Protocol, specs: Sequence[ToolSpec]) -> Parsed:
@@ -172,7 +174,7 @@ def _parse_action(text: str, action: re.Match[str], protocol: Protocol, specs: S
         args_text = arg_text.strip()
         return Parsed(kept=kept, call=ToolCall(call_id, name, args_text if args_text.startswith("{") else "{}"),
                       action_seen=True)
-    args, _problem = _arguments(arg_text, spec)
+    args = _arguments(arg_text, spec)
     arguments = json.dumps(args, ensure_ascii=False) if args is not None else arg_text.strip() or "{}"
     return Parsed(kept=kept, call=ToolCall(call_id, spec.name, arguments), action_seen=True)
 
