@@ -11,10 +11,12 @@ import sys
 import pytest
 
 from jarvis_core import hookimpl
+from jarvis_core.agents import BaseAgent, TextDelta
 from jarvis_core.cli.main import main
 from jarvis_core.errors import EngineConnectionError
 from jarvis_core.testing import FakeEngine, installed_registry
-from jarvis_core.types import AgentResult, Role
+from jarvis_core.tools import BaseTool
+from jarvis_core.types import Role, ToolSpec
 
 
 @pytest.fixture(autouse=True)
@@ -52,16 +54,18 @@ def scripted(script, *, healthy=True, models=("m1",)):
     return Scripted
 
 
-class EchoAgent:
-    def __init__(self, engine, model, tools=None):
-        self.tools = tools or []
+class EchoAgent(BaseAgent):
+    agent_id = "echo"
+    accepts_tools = True
 
-    def run(self, input, context=None):
-        return AgentResult(content=f"agent saw {input!r} with {len(self.tools)} tool(s)")
+    async def loop(self, run):
+        text = f"agent saw {run.input!r} with {len(self.tools)} tool(s)"
+        yield TextDelta(run.run_id, 1, text)
+        run.finish(text, "final")
 
 
-class Clock:
-    name = "clock"
+class Clock(BaseTool):
+    spec = ToolSpec("clock", "the time", {"type": "object", "properties": {}})
 
     def run(self, **arguments):
         return "noon"

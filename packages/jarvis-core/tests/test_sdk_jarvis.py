@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from jarvis_core.agents import BaseAgent, TextDelta
 from jarvis_core.config import EngineSettings, JarvisConfig
 from jarvis_core.errors import JarvisError, ModelNotFoundError, UnknownNameError
 from jarvis_core.events import EventType
@@ -12,7 +13,8 @@ from jarvis_core.sdk import DEFAULT_SYSTEM_PROMPT, Jarvis
 from jarvis_core.testing import FakeEngine, installed_registry
 from jarvis_core.testing.plugins import simple_plugin
 from jarvis_core.testing.recording_bus import RecordingBus
-from jarvis_core.types import AgentResult, Message, Role, StreamChunk, ToolResult, Usage
+from jarvis_core.tools import BaseTool
+from jarvis_core.types import Message, Role, StreamChunk, ToolResult, ToolSpec, Usage
 
 
 @pytest.fixture(autouse=True)
@@ -37,24 +39,24 @@ def scripted(script=(), **kwargs):
     return Scripted
 
 
-class WordAgent:
+class WordAgent(BaseAgent):
     """A minimal agent: answers with the engine's reply, prefixed by the names of its tools."""
 
-    def __init__(self, engine, model, tools=None):
-        self.engine, self.model, self.tools = engine, model, list(tools or [])
+    agent_id = "words"
+    accepts_tools = True
 
-    def run(self, input, context=None):
-        reply = self.engine.generate([Message.user(input)], model=self.model).content
-        names = ",".join(t.name for t in self.tools)
-        return AgentResult(
-            content=f"[{names}] {reply}", turns=1, usage=Usage(3, 4),
-            tool_results=(ToolResult("c1", "t", "ok"),), messages=(Message.user(input),),
-        )
+    async def loop(self, run):
+        run.turns = 1
+        reply = self.engine.generate([Message.user(run.input)], model=self.model).content
+        names = ",".join(t.spec.name for t in self.tools)
+        run.usage = Usage(3, 4)
+        run.tool_results.append(ToolResult("c1", "t", "ok"))
+        run.finish(f"[{names}] {reply}", "final")
+        yield TextDelta(run.run_id, 1, f"[{names}] {reply}")
 
 
-class NamedTool:
-    name = "clock"
-    spec = None
+class NamedTool(BaseTool):
+    spec = ToolSpec("clock", "the time", {"type": "object", "properties": {}})
 
     def run(self, **arguments):
         return "noon"

@@ -23,19 +23,22 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import TYPE_CHECKING, Any, AsyncIterator, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 if TYPE_CHECKING:
     from jarvis_core.config import JarvisConfig
     from jarvis_core.engine.base import InferenceEngine
     from jarvis_core.engine_choice import Announce
     from jarvis_core.events import EventBus
+    from jarvis_core.tools.executor import Approver
     from jarvis_core.types import Message, MessageLike
 
-__all__ = ["DEFAULT_SYSTEM_PROMPT", "Jarvis"]
+__all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_SYSTEM_PROMPT", "Jarvis"]
 
 #: Small models answer far better with a system prompt; this one is neutral.
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
+#: The answer length limit of a direct request when the caller gives none.
+DEFAULT_MAX_TOKENS = 1024
 
 #: A question: text, or a whole conversation (``Message`` objects or OpenAI-style dicts).
 Prompt = Union[str, Sequence["MessageLike"]]
@@ -56,6 +59,8 @@ class Jarvis:
     :param bus: an :class:`~jarvis_core.events.EventBus`; when given, the engine is wrapped in an
         :class:`~jarvis_core.instrumented.InstrumentedEngine` publishing to it.
     :param announce: receives one line per choice made for the caller (which engine, which model).
+    :param approver: decides on tool calls that need confirmation (``file_write``): ``(call, tool) -> bool``.
+        ``None`` denies them (fails closed).
     """
 
     def __init__(
@@ -70,6 +75,7 @@ class Jarvis:
         system_prompt: Optional[str] = DEFAULT_SYSTEM_PROMPT,
         bus: Optional[EventBus] = None,
         announce: Optional[Announce] = None,
+        approver: Optional[Approver] = None,
     ) -> None:
         self._config_arg = config
         self._config: Optional[JarvisConfig] = None
@@ -85,6 +91,7 @@ class Jarvis:
         self.system_prompt = system_prompt
         self._bus = bus
         self._announce = announce
+        self._approver = approver
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._closed = False
 
@@ -177,19 +184,34 @@ class Jarvis:
             convo.insert(0, Message.system(system_text))
         return convo
 
-    def _agent(self, agent: Optional[str], tools: Optional[Sequence[str]]) -> Tuple[Optional[str], Optional[Any]]:
-        """The agent to run (key and instance), or ``(None, None)`` to ask the engine directly."""
+    def _agent(
+        self,
+        agent: Optional[str],
+        tools: Optional[Sequence[str]],
+        *,
+        model: Optional[str] = None,
+        system: Optional[str] = None,
+        temperature: Optional[float] = None,
+        max_tokens: Optional[int] = None,
+    ) -> Tuple[Optional[str], Optional[Any]]:
+        """The agent to run (key and instance, built for this request), or ``(None, None)`` to ask the engine.
+
+        Tools are built with :func:`~jarvis_core.tools.create_tool` (their ``[tools.<key>]`` options and the
+        engine, model, jarvis home and bus), the agent with :func:`~jarvis_core.agents.create_agent`; the
+        request's system prompt, temperature and max tokens are the agent's explicit settings.
+        """
         from jarvis_core.errors import JarvisError, UnknownNameError
         from jarvis_core.plugins.registry import get_registry
 
         registry = get_registry()
         tool_keys = list(self._tool_keys if tools is None else tools)
-        tool_objs = [_instantiate(registry.load("tool", k)) for k in tool_keys]  # unknown -> lists available
+        for k in tool_keys:
+            registry.get("tool", k)  # unknown -> lists the available ones
         key = agent or self._agent_key
         if not key and not self._engine_is_borrowed():
             key = self.config.agent.default
         if not key:
-            if tool_objs:
+            if tool_keys:
                 available = sorted(registry.items("agent"))
                 hint = f"pass --agent NAME (available: {', '.join(available)})" if available else (
                     "install an agents plugin (pip install jarvis-agents) and pass --agent NAME")
@@ -197,11 +219,26 @@ class Jarvis:
             return None, None
         if key not in registry.items("agent"):
             raise UnknownNameError("agent", key, list(registry.items("agent")))
-        cls = registry.load("agent", key)
-        kwargs: Dict[str, Any] = {"model": self.model}
+        from jarvis_core.agents.factory import create_agent
+        from jarvis_core.agents.settings import resolve_settings
+        from jarvis_core.config import jarvis_home
+        from jarvis_core.tools.factory import create_tool
+
+        config = None if self._engine_is_borrowed() else self.config
+        use_model = model or self.model
+        tool_objs = [create_tool(k, config=config, registry=registry, engine=self.engine, model=use_model,
+                                 home=jarvis_home(), bus=self._bus) for k in tool_keys]
+        system_text = self.system_prompt if system is None else system
+        if system is None and system_text == DEFAULT_SYSTEM_PROMPT:
+            # Our neutral default must not beat a prompt from [agents.<key>] or the agent class.
+            cls = registry.load("agent", key)
+            if resolve_settings(cls, getattr(cls, "agent_id", "") or key, {}, config).system_prompt is not None:
+                system_text = None
+        kwargs: Dict[str, Any] = {"system_prompt": system_text or None, "temperature": temperature,
+                                  "max_tokens": max_tokens, "bus": self._bus, "approver": self._approver}
         if tool_objs:
             kwargs["tools"] = tool_objs
-        return key, cls(self.engine, **kwargs)
+        return key, create_agent(key, self.engine, model=use_model, config=config, registry=registry, **kwargs)
 
     # -- asking -----------------------------------------------------------------------------------
     def ask(self, prompt: Prompt, **kwargs: Any) -> str:
@@ -215,7 +252,7 @@ class Jarvis:
         model: Optional[str] = None,
         system: Optional[str] = None,
         temperature: Optional[float] = None,
-        max_tokens: int = 1024,
+        max_tokens: Optional[int] = None,
         agent: Optional[str] = None,
         tools: Optional[Sequence[str]] = None,
         **options: Any,
@@ -224,31 +261,25 @@ class Jarvis:
 
         Straight to the engine: :meth:`Completion.to_dict` (``content``, ``usage``, ``model``,
         ``finish_reason``, ``tool_calls`` when any, ``reasoning`` when any) plus ``engine``. Through an agent:
-        ``content``, ``usage``, ``model``, ``finish_reason`` (``"stop"``), ``engine``, ``agent``, ``turns`` and
-        ``tool_results``.
+        ``content``, ``turns``, ``tool_results``, ``usage`` (every model call of the run), ``stop_reason``
+        (``final``, ``max_turns``, ``loop_guard``, ``error``, ``cancelled``), plus ``model``, ``engine`` and
+        ``agent``. ``max_tokens`` ``None`` means 1024 for a direct request and the agent's own setting
+        for an agent.
         """
-        from jarvis_core.types import AgentContext, to_dict
+        from jarvis_core.types import AgentContext
 
-        agent_key, runner = self._agent(agent, tools)
+        agent_key, runner = self._agent(agent, tools, model=model, system=system, temperature=temperature,
+                                        max_tokens=max_tokens)
         use_model = model or self.model
         if runner is None:
             completion = self.engine.generate(
                 self.messages(prompt, system=system), model=use_model, temperature=temperature,
-                max_tokens=max_tokens, **options,
+                max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens, **options,
             )
             return {**completion.to_dict(), "engine": self.engine_key}
         text, history = _split_prompt(prompt)
         result = runner.run(text, AgentContext(messages=tuple(history)))
-        return {
-            "content": result.content,
-            "usage": to_dict(result.usage),
-            "model": use_model,
-            "finish_reason": "stop",
-            "engine": self.engine_key,
-            "agent": agent_key,
-            "turns": result.turns,
-            "tool_results": [to_dict(r) for r in result.tool_results],
-        }
+        return _agent_answer(result, model=use_model, engine=self.engine_key, agent=agent_key)
 
     async def ask_stream(
         self,
@@ -257,28 +288,44 @@ class Jarvis:
         model: Optional[str] = None,
         system: Optional[str] = None,
         temperature: Optional[float] = None,
-        max_tokens: int = 1024,
+        max_tokens: Optional[int] = None,
         agent: Optional[str] = None,
         tools: Optional[Sequence[str]] = None,
+        on_event: Optional[Callable[[Any], None]] = None,
         **options: Any,
     ) -> AsyncIterator[str]:
-        """Yield the answer text as it arrives. Agents do not stream: their answer comes as one piece."""
+        """Yield the answer text as it arrives.
+
+        Through an agent the text is the run's answer text as the model writes it; every other agent event
+        (tool calls requested, tool results, notices such as the mode ``auto`` picked, the final
+        ``RunFinished`` with the result) goes to ``on_event`` when given.
+        """
         if self._engine is None or (self._model is None and model is None):
             # Picking the engine may probe servers or start one: keep that off the event loop.
             await asyncio.to_thread(self._prepare, model)
-        _agent_key, runner = self._agent(agent, tools)
+        _agent_key, runner = await asyncio.to_thread(
+            self._agent, agent, tools, model=model, system=system, temperature=temperature, max_tokens=max_tokens)
         if runner is not None:
-            text, history = _split_prompt(prompt)
+            from jarvis_core.agents.events import TextDelta
             from jarvis_core.types import AgentContext
 
-            result = await asyncio.to_thread(runner.run, text, AgentContext(messages=tuple(history)))
-            if result.content:
-                yield result.content
+            text, history = _split_prompt(prompt)
+            events = runner.astream(text, AgentContext(messages=tuple(history)))
+            try:
+                async for event in events:
+                    if isinstance(event, TextDelta):
+                        if event.text:
+                            yield event.text
+                    elif on_event is not None:
+                        on_event(event)
+            finally:
+                await events.aclose()
             return
         use_model = model or self.model
         messages = self.messages(prompt, system=system)
         async for text in self.engine.stream(
-            messages, model=use_model, temperature=temperature, max_tokens=max_tokens, **options
+            messages, model=use_model, temperature=temperature,
+            max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens, **options,
         ):
             yield text
 
@@ -392,8 +439,17 @@ def _split_prompt(prompt: Prompt) -> Tuple[str, List[Message]]:
     return "", convo
 
 
-def _instantiate(target: Any) -> Any:
-    """A tool object from its registered target: classes and factories are called, instances used as is."""
-    if isinstance(target, type) or (callable(target) and not hasattr(target, "run")):
-        return target()
-    return target
+def _agent_answer(result: Any, *, model: str, engine: str, agent: Optional[str]) -> Dict[str, Any]:
+    """``ask_full``'s dict for an :class:`~jarvis_core.types.AgentResult`."""
+    from jarvis_core.types import to_dict
+
+    return {
+        "content": result.content,
+        "turns": result.turns,
+        "tool_results": [to_dict(r) for r in result.tool_results],
+        "usage": to_dict(result.usage),
+        "stop_reason": result.stop_reason,
+        "model": model,
+        "engine": engine,
+        "agent": agent,
+    }

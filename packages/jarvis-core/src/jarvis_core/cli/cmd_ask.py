@@ -3,7 +3,9 @@
 The engine: ``--engine`` (with ``--host``), else the config's default, else the first healthy engine found
 by probing (announced on stderr), else the embedded llama.cpp server when installed (announced); see
 :mod:`jarvis_core.engine_choice`. With ``--agent`` (or ``[agent] default``) the question goes to that agent;
-otherwise straight to the engine. ``--tools a,b`` hands registered tools to the agent.
+otherwise straight to the engine. ``--tools a,b`` hands registered tools to the agent; each tool call and
+its result is shown on stderr as it happens, and a run that ends for another reason than a final answer
+(``max_turns``, ``error``, …) says so there too.
 
 Announcements and errors go to stderr, the answer alone to stdout, so ``jarvis ask … > answer.txt`` works.
 """
@@ -28,7 +30,8 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
     r = p.add_argument_group("request")
     r.add_argument("--system", metavar="TEXT", help='system prompt (default "You are a helpful assistant."; "" for none)')
     r.add_argument("--temperature", type=float, metavar="T", help="sampling temperature (default: model family's)")
-    r.add_argument("--max-tokens", type=int, default=1024, metavar="N", help="answer length limit (default 1024)")
+    r.add_argument("--max-tokens", type=int, metavar="N",
+                   help="answer length limit (default 1024; with --agent, the agent's own setting)")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -117,12 +120,36 @@ def close_quietly(jarvis: Any) -> None:
         output.show_warning(f"closing the engine failed: {type(exc).__name__}: {exc}", RuntimeWarning, "", 0)
 
 
+def show_agent_event(event: Any, file: Any = None) -> None:
+    """One stderr line for an agent event worth showing: a tool call, its result, a notice, how the run ended."""
+    from jarvis_core.agents.events import Notice, RunFinished, ToolCallFinished, ToolCallsRequested
+    from jarvis_core.cli.output import one_line
+
+    err = file or sys.stderr
+    if isinstance(event, ToolCallsRequested):
+        for call in event.calls:
+            err.write(f"[tool] {call.name} {one_line(call.arguments)[:300]}\n")
+    elif isinstance(event, ToolCallFinished):
+        r = event.result
+        status = "->" if r.ok else "failed:"
+        err.write(f"[tool] {r.name} {status} {one_line(r.content)[:300]} ({r.duration_s:.2f}s)\n")
+    elif isinstance(event, Notice):
+        err.write(f"[{event.kind}] {one_line(event.message)}\n")
+    elif isinstance(event, RunFinished) and event.result.stop_reason != "final":
+        why = event.result.metadata.get("error") or ""
+        err.write(f"[agent] stopped: {event.result.stop_reason}{': ' + one_line(str(why)) if why else ''}\n")
+    else:
+        return
+    err.flush()
+
+
 def stream_answer(jarvis: Any, prompt: Any, options: Dict[str, Any]) -> str:
-    """Write the answer to stdout as it arrives, ending with a newline; return the whole text."""
+    """Write the answer to stdout as it arrives, ending with a newline; return the whole text. Agent events
+    (tool calls and results, notices) go to stderr as they happen."""
     out = sys.stdout
     pieces: List[str] = []
     try:
-        for text in jarvis.ask_stream_sync(prompt, **options):
+        for text in jarvis.ask_stream_sync(prompt, on_event=show_agent_event, **options):
             pieces.append(text)
             out.write(text)
             out.flush()

@@ -1,0 +1,133 @@
+"""orchestrator in structured mode against a scripted engine (which fails when called more often than
+scripted): the request shape, the answer turn, the repair of a cut-off reply, and concurrency."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from jarvis_agents.agents.orchestrator import OrchestratorAgent
+from jarvis_agents.tools.calculator import Calculator
+from jarvis_agents.tools.think import ThinkTool
+from jarvis_core.events import EventBus, EventType
+from jarvis_core.testing import FakeEngine
+from jarvis_core.types import Completion, Usage
+
+OPTIONS = {"stop", "response_format", "seed"}
+
+
+def call_json(expression: str) -> str:
+    return json.dumps({"name": "calculator", "arguments": {"expression": expression}})
+
+
+def agent(engine, **kwargs):
+    return OrchestratorAgent(engine, model="m", tools=[Calculator(), ThinkTool()], mode="structured", **kwargs)
+
+
+def strings_without_max_length(node):
+    if isinstance(node, dict):
+        if node.get("type") == "string" and "maxLength" not in node and "const" not in node and "enum" not in node:
+            yield node
+        for value in node.values():
+            yield from strings_without_max_length(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from strings_without_max_length(value)
+
+
+def test_request_shape_answer_turn_and_usage():
+    engine = FakeEngine([Completion(content=call_json("17*23"), usage=Usage(10, 5)),
+                         Completion(content="17 * 23 = 391", usage=Usage(20, 6))], allowed_options=OPTIONS)
+    result = agent(engine).run("What is 17 * 23?")
+    assert (result.content, result.stop_reason) == ("17 * 23 = 391", "final")
+    assert result.usage == Usage(30, 11) and [r.content for r in result.tool_results] == ["391"]
+    decision, answer = engine.calls
+    fmt = decision.options["response_format"]
+    assert fmt["type"] == "json_schema" and "schema" not in fmt  # the nested form, never the top-level one
+    schema = fmt["json_schema"]["schema"]
+    names = [b["properties"]["name"]["const"] for b in schema["anyOf"] if "name" in b["properties"]]
+    assert names == ["calculator", "think"]
+    assert list(strings_without_max_length(schema)) == []
+    assert decision.tools is None and "calculator" in decision.messages[0].content
+    # The answer turn cannot call a tool again: no schema, no tools, no tool note.
+    assert "response_format" not in answer.options and answer.tools is None
+    assert all("You can use these tools" not in (m.content or "") for m in answer.messages)
+    assert answer.messages[-1].content.startswith("calculator(17*23) returned: 391\n")
+    assert all("{" not in (m.content or "") for m in answer.messages)  # no JSON call for the model to imitate
+    # The transcript keeps the real shape: an assistant call, then the tool message with its id.
+    call_msg, tool_msg = result.messages[-3], result.messages[-2]
+    assert call_msg.tool_calls[0].name == "calculator" and tool_msg.tool_call_id == call_msg.tool_calls[0].id
+
+
+def test_direct_answer_and_constrained_answer_style():
+    engine = FakeEngine([json.dumps({"content": "Hello!"})], allowed_options=OPTIONS)
+    assert agent(engine).run("hi").content == "Hello!"
+    engine = FakeEngine([call_json("2+2"), json.dumps({"content": "four"})], allowed_options=OPTIONS)
+    result = agent(engine, structured_answer="constrained").run("2+2?")
+    assert result.content == "four"
+    branches = engine.calls[1].options["response_format"]["json_schema"]["schema"]
+    assert "anyOf" not in branches and set(branches["properties"]) == {"content"}
+
+
+def test_a_failed_call_gets_another_decision_turn():
+    engine = FakeEngine([call_json("1/0"), call_json("1/2"), "0.5"], allowed_options=OPTIONS)
+    result = agent(engine).run("1/2?")
+    assert [r.ok for r in result.tool_results] == [False, True] and result.content == "0.5"
+    assert "response_format" in engine.calls[1].options  # still constrained after the error
+    assert "division by zero" in engine.calls[1].messages[-1].content
+
+
+def test_cut_off_reply_is_retried_once_then_reported_never_returned():
+    fragment = '{"name": "calculator", "arguments": {"expression": "17*'
+    engine = FakeEngine([Completion(content=fragment, finish_reason="length", usage=Usage(5, 256)),
+                         Completion(content=fragment, finish_reason="length", usage=Usage(5, 512))],
+                        allowed_options=OPTIONS)
+    bus = EventBus()
+    ends = []
+    bus.subscribe(ends.append, EventType.AGENT_TURN_END)
+    result = agent(engine, bus=bus).run("What is 17 * 23?")
+    assert result.stop_reason == "error" and result.content == "" and "cut off" in result.metadata["error"]
+    assert fragment not in result.content and result.tool_results == ()
+    assert [c.max_tokens for c in engine.calls] == [256, 512]
+    assert result.usage == Usage(10, 768)
+    assert [e.data["stop_reason"] for e in ends] == ["error"]
+
+
+def test_invalid_json_then_valid_json_recovers():
+    engine = FakeEngine(["not json", json.dumps({"content": "ok"})], allowed_options=OPTIONS)
+    result = agent(engine).run("x")
+    assert (result.content, result.stop_reason) == ("ok", "final")
+
+
+def test_structured_mode_needs_an_engine_that_takes_a_schema():
+    import pytest
+
+    from jarvis_core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="response_format"):
+        agent(FakeEngine([], allowed_options={"stop"}))
+
+
+def test_two_concurrent_runs_on_one_agent_do_not_mix():
+    def script(call):
+        question = call.messages[-1].content
+        if " returned: " in question:
+            return f"answer {question.split(' returned: ')[1].splitlines()[0]}"
+        a, b = question.split()[-1].split("*")
+        return call_json(f"{a}*{b}")
+
+    engine = FakeEngine(default=script, allowed_options=OPTIONS)
+    shared = agent(engine)
+    results = {}
+
+    def go(expr):
+        results[expr] = shared.run(f"compute {expr}")
+
+    threads = [threading.Thread(target=go, args=(e,)) for e in ("3*4", "5*6")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results["3*4"].content == "answer 12" and [r.content for r in results["3*4"].tool_results] == ["12"]
+    assert results["5*6"].content == "answer 30" and [r.content for r in results["5*6"].tool_results] == ["30"]
+    assert results["3*4"].metadata["run_id"] != results["5*6"].metadata["run_id"]
