@@ -31,7 +31,6 @@ DEFAULT_IMAGE = "jarvis-sandbox:latest"
 IMAGE_DIR = Path(__file__).with_name("image")
 RUNTIMES = ("docker", "podman")
 _RUNTIME_FAILURE = {125, 126, 127}  # docker/podman: the runtime itself failed, the command could not run
-_STARTUP_GRACE_S = 60.0
 _KILL_TIMEOUT_S = 15.0
 _INSTALL_HINT = "install Docker (https://docs.docker.com/engine/install/) or Podman (https://podman.io/docs/installation)"
 
@@ -42,7 +41,8 @@ class ContainerRunner:
     ``runtime`` is ``"docker"``, ``"podman"`` or a path; by default the first of them on ``PATH`` (looked
     up when a run starts). ``limits.memory_bytes`` and ``limits.max_processes`` become ``--memory`` and
     ``--pids-limit``; ``cpus`` is ``--cpus``; ``user`` is ``--user``. ``mount_policy`` checks every mount;
-    ``max_concurrent`` containers run at once, further runs wait.
+    ``max_concurrent`` containers run at once, further runs wait. The runtime gets ``startup_grace_s``
+    beyond the job's timeout to start the container and answer; after that the container is killed.
     """
 
     def __init__(
@@ -56,9 +56,10 @@ class ContainerRunner:
         tmpfs_bytes: int = 64 * 1024 * 1024,
         mount_policy: Optional[MountPolicy] = None,
         max_concurrent: int = 4,
+        startup_grace_s: float = 60.0,
     ) -> None:
-        if cpus <= 0 or max_concurrent < 1 or tmpfs_bytes <= 0:
-            raise SandboxLimitError("cpus, max_concurrent and tmpfs_bytes must be positive")
+        if cpus <= 0 or max_concurrent < 1 or tmpfs_bytes <= 0 or startup_grace_s < 0:
+            raise SandboxLimitError("cpus, max_concurrent and tmpfs_bytes must be positive, startup_grace_s not negative")
         self.image = image
         self.runtime = runtime
         self.limits = limits or SandboxLimits()
@@ -66,6 +67,7 @@ class ContainerRunner:
         self.user = user
         self.tmpfs_bytes = tmpfs_bytes
         self.mount_policy = mount_policy or MountPolicy()
+        self.startup_grace_s = startup_grace_s
         self._slots = threading.BoundedSemaphore(max_concurrent)
 
     def __repr__(self) -> str:
@@ -134,13 +136,14 @@ class ContainerRunner:
             "max_output_bytes": limits.max_output_bytes,
             "secrets": dict(secrets or {}),
         }
+        wall_s = limits.timeout_s + self.startup_grace_s
         with self._slots:
             outcome = run_process(
                 self.command(runtime, name, checked),
                 stdin_data=json.dumps(payload).encode("utf-8"),
                 env=os.environ,
                 cwd=None,
-                timeout_s=limits.timeout_s + _STARTUP_GRACE_S,
+                timeout_s=wall_s,
                 # the answer carries two capped streams as JSON (escaping can grow them up to 6x)
                 max_output_bytes=12 * limits.max_output_bytes + 65536,
                 on_timeout=lambda: self._kill(runtime, name),
@@ -148,7 +151,7 @@ class ContainerRunner:
         if outcome.timed_out:
             return SandboxResult(
                 ok=False, exit_code=None, timed_out=True, duration_s=outcome.duration_s,
-                error=f"the container did not answer within {limits.timeout_s + _STARTUP_GRACE_S:g} s; it was killed",
+                error=f"the container did not answer within {wall_s:g} s; it was killed",
             )
         return _parse_answer(runtime, outcome.exit_code, outcome.stdout, outcome.stderr)
 
