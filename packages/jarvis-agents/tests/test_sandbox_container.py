@@ -3,6 +3,7 @@ executes the real image entry point on the same stdin, so the whole job protocol
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -71,14 +72,14 @@ def fake_docker(tmp_path, monkeypatch):
 
 
 def _pairs(argv: list[str]) -> set[tuple[str, str]]:
-    return set(zip(argv, argv[1:]))
+    return set(itertools.pairwise(argv))
 
 
 def test_every_hardening_flag_is_present_and_no_secret_is_in_argv(fake_docker, tmp_path):
     limits = SandboxLimits(timeout_s=20, memory_bytes=256 * 1024 * 1024, max_processes=50)
     runner = ContainerRunner(limits=limits, cpus=0.5, user="1234:1234")
     result = runner.run(
-        "import os; print(os.environ['API_TOKEN'] == %r, os.environ.get('JARVIS_HOME'))" % SECRET,
+        f"import os; print(os.environ['API_TOKEN'] == {SECRET!r}, os.environ.get('JARVIS_HOME'))",
         secrets={"API_TOKEN": SECRET},
     )
     assert result.ok, result
