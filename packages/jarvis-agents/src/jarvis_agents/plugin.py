@@ -1,0 +1,37 @@
+"""Entry point of jarvis-agents: registers its agents and tools.
+
+Targets are ``"module:attribute"`` strings, so ``jarvis plugins`` imports none of the agent or tool code.
+"""
+
+from jarvis_core import hookimpl
+
+_AGENTS = "jarvis_agents.agents"
+_TOOLS = "jarvis_agents.tools"
+
+
+@hookimpl
+def jarvis_register_agents(register):
+    register("simple", f"{_AGENTS}.simple:SimpleAgent", description="one model call, no tools")
+    register("orchestrator", f"{_AGENTS}.orchestrator:OrchestratorAgent",
+             description="tool loop; mode function_calling | structured | text | auto (default auto)")
+    register("native_react", f"{_AGENTS}.react:ReActAgent",
+             description="Thought / Action / Action Input / Final Answer text protocol with stop sequences")
+    register("react", f"{_AGENTS}.react:ReActAgent", description="alias of native_react", alias_of="native_react")
+
+
+@hookimpl
+def jarvis_register_tools(register):
+    register("calculator", f"{_TOOLS}.calculator:Calculator", description="exact, bounded arithmetic")
+    register("think", f"{_TOOLS}.think:ThinkTool", description="a scratchpad; returns the thought")
+    register("file_read", f"{_TOOLS}.files:FileReadTool",
+             description="read a text file inside [tools.file_read] roots", side_effects="read")
+    register("file_write", f"{_TOOLS}.files:FileWriteTool",
+             description="write a text file inside [tools.file_write] roots (needs confirmation)",
+             side_effects="write", confirm=True)
+    register("llm", f"{_TOOLS}.llm:LLMTool", description="ask the agent's model a sub-question (usage counted)")
+    register("memory_store", f"{_TOOLS}.memory:MemoryStoreTool",
+             description="remember text (optionally under a key) in memory.db in the jarvis home", side_effects="write")
+    register("memory_retrieve", f"{_TOOLS}.memory:MemoryRetrieveTool", description="recall the text stored under a key",
+             side_effects="read")
+    register("memory_search", f"{_TOOLS}.memory:MemorySearchTool", description="full-text search of remembered text",
+             side_effects="read")

@@ -1,0 +1,1 @@
+"""The tools of jarvis-agents, one module each (imported only when the tool is used)."""

@@ -1,0 +1,73 @@
+"""``llm``: ask a model a sub-question (a summary, a translation, a second opinion) from inside an agent.
+
+It uses the engine the agent runs on (passed by the core when the tool is built) and, unless configured
+otherwise, the same model. Its token usage counts in the agent run's usage (:mod:`jarvis_agents.usage`).
+
+Configuration (``[tools.llm]``): ``model`` (another model on the same engine), ``max_tokens`` (512),
+``temperature`` (unset: the model family's default), ``system`` (a system prompt for every sub-call).
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional
+
+from jarvis_core.errors import ConfigError
+from jarvis_core.tools import BaseTool, ToolPolicy
+from jarvis_core.types import Message, ToolSpec, Usage
+
+from jarvis_agents.usage import report_usage
+
+__all__ = ["LLMTool"]
+
+
+class LLMTool(BaseTool):
+    """``llm(prompt, system?)`` → the model's answer to ``prompt``.
+
+    :param engine: the engine to call (the core passes the agent's engine).
+    :param model: the model id (default: the agent's model, passed by the core).
+    :param max_tokens: the answer's length limit.
+    :param temperature: sampling temperature (``None``: the family default).
+    :param system: a system prompt used when the call gives none.
+    """
+
+    spec = ToolSpec(
+        name="llm",
+        description="Ask a language model a self-contained question and get its answer as text.",
+        parameters={
+            "type": "object",
+            "properties": {
+                "prompt": {"type": "string", "description": "the full question or task", "maxLength": 8000},
+                "system": {"type": "string", "description": "optional instructions for the model", "maxLength": 2000},
+            },
+            "required": ["prompt"],
+            "additionalProperties": False,
+        },
+    )
+    policy = ToolPolicy(side_effects="none", timeout=120.0)
+
+    def __init__(self, engine: Any = None, model: Optional[str] = None, max_tokens: int = 512,
+                 temperature: Optional[float] = None, system: Optional[str] = None) -> None:
+        if engine is None or not model:
+            raise ConfigError("the llm tool needs an engine and a model; it is built by an agent run "
+                              "(jarvis ask --agent orchestrator --tools llm ...), or set [tools.llm] model")
+        self.engine = engine
+        self.model = model
+        self.max_tokens = int(max_tokens)
+        self.temperature = temperature
+        self.system = system
+
+    async def arun(self, prompt: str, system: Optional[str] = None) -> str:
+        """One model call; its usage is added to the calling run's usage."""
+        messages: List[Message] = []
+        if system or self.system:
+            messages.append(Message.system(system or self.system or ""))
+        messages.append(Message.user(prompt))
+        parts: List[str] = []
+        usage: Optional[Usage] = None
+        async for chunk in self.engine.stream_full(messages, model=self.model, temperature=self.temperature,
+                                                   max_tokens=self.max_tokens):
+            if chunk.content:
+                parts.append(chunk.content)
+            usage = chunk.usage or usage
+        report_usage(usage)
+        return "".join(parts)
