@@ -28,42 +28,25 @@ from jarvis_agents.sandbox.container import IMAGE_DIR
 SECRET = "ghp_fake0secret0value0for0tests"
 ENTRYPOINT = IMAGE_DIR / "entrypoint.py"
 
-FAKE_RUNTIME = """\
-#!{python}
-import json, os, sys, time
-with open(os.environ["FAKE_RUNTIME_LOG"], "a") as log:
-    log.write(json.dumps(sys.argv) + "\\n")
-mode = os.environ.get("FAKE_RUNTIME_MODE", "entrypoint")
-if sys.argv[1] != "run":
-    sys.exit(0)
-if mode == "entrypoint":
-    os.execv(sys.executable, [sys.executable, "-I", {entrypoint!r}])
-if mode == "no-daemon":
-    sys.stderr.write("Cannot connect to the Docker daemon at unix:///var/run/docker.sock\\n")
-    sys.exit(125)
-if mode == "garbage":
-    print("hello from some other image")
-    sys.exit(0)
-if mode == "hang":
-    time.sleep(60)
-"""
+FAKE_RUNTIME = Path(__file__).parent / "data" / "sandbox" / "fake_runtime.py"
 
 
-def _install_fake(directory: Path, name: str) -> Path:
+def install_fake_runtime(directory: Path, name: str, monkeypatch: pytest.MonkeyPatch, log: Path) -> Path:
+    """Put the recording fake runtime on PATH as ``name`` (with /usr/bin and /bin for the shell)."""
     directory.mkdir(exist_ok=True)
     path = directory / name
-    path.write_text(FAKE_RUNTIME.format(python=sys.executable, entrypoint=str(ENTRYPOINT)))
+    path.write_text(f"#!{sys.executable}\n" + FAKE_RUNTIME.read_text())
     path.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{directory}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    monkeypatch.setenv("FAKE_RUNTIME_LOG", str(log))
+    monkeypatch.setenv("FAKE_RUNTIME_ENTRYPOINT", str(ENTRYPOINT))
     return path
 
 
 @pytest.fixture
 def fake_docker(tmp_path, monkeypatch):
-    bin_dir = tmp_path / "bin"
-    _install_fake(bin_dir, "docker")
     log = tmp_path / "runtime.log"
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}/usr/bin{os.pathsep}/bin")
-    monkeypatch.setenv("FAKE_RUNTIME_LOG", str(log))
+    install_fake_runtime(tmp_path / "bin", "docker", monkeypatch, log)
 
     def calls() -> list[list[str]]:
         return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
@@ -145,10 +128,7 @@ def test_without_docker_or_podman_the_error_names_both(tmp_path, monkeypatch):
 
 
 def test_podman_is_used_when_docker_is_missing(tmp_path, monkeypatch):
-    bin_dir = tmp_path / "bin"
-    _install_fake(bin_dir, "podman")
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}/usr/bin{os.pathsep}/bin")
-    monkeypatch.setenv("FAKE_RUNTIME_LOG", str(tmp_path / "log"))
+    install_fake_runtime(tmp_path / "bin", "podman", monkeypatch, tmp_path / "log")
     runner = ContainerRunner()
     assert Path(runner.runtime_path()).name == "podman"
     assert runner.run("print(2)").stdout == "2\n"

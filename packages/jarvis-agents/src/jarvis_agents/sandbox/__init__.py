@@ -1,5 +1,5 @@
 """Run model-written code away from the host process: ``PythonSandbox`` (a limited child process) and
-``ContainerRunner`` (a hardened docker/podman container). Names load on first use; see ``docs/sandbox.md``."""
+``ContainerRunner`` (a hardened docker/podman container), and ``SandboxedAgent`` (a whole agent in one). Names load on first use; see ``docs/sandbox.md``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from jarvis_core.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from jarvis_agents.sandbox.agent import SandboxedAgent, SandboxedRunError
     from jarvis_agents.sandbox.container import ContainerRunner
     from jarvis_agents.sandbox.errors import (
         ContainerRuntimeError,
@@ -35,6 +36,8 @@ __all__ = [
     "SandboxLimits",
     "SandboxResult",
     "SandboxUnavailableError",
+    "SandboxedAgent",
+    "SandboxedRunError",
 ]
 
 _EXPORTS = {
@@ -50,6 +53,8 @@ _EXPORTS = {
     "SandboxLimits": "jarvis_agents.sandbox.limits",
     "SandboxResult": "jarvis_agents.sandbox.result",
     "SandboxUnavailableError": "jarvis_agents.sandbox.errors",
+    "SandboxedAgent": "jarvis_agents.sandbox.agent",
+    "SandboxedRunError": "jarvis_agents.sandbox.agent",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

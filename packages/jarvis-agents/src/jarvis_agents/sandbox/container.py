@@ -10,6 +10,7 @@ image's entry point (``image/entrypoint.py``, shipped with this package; build i
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -17,13 +18,14 @@ import subprocess
 import threading
 import uuid
 from pathlib import Path
-from typing import Any, List, Mapping, Optional, Sequence
+from typing import Any, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from jarvis_agents.sandbox.errors import ContainerRuntimeError, ContainerRuntimeNotFoundError, SandboxLimitError
 from jarvis_agents.sandbox.limits import SandboxLimits
 from jarvis_agents.sandbox.mounts import Mount, MountPolicy
 from jarvis_agents.sandbox.process import run_process
 from jarvis_agents.sandbox.result import SandboxResult
+from jarvis_agents.sandbox.session import ContainerSession
 
 __all__ = ["DEFAULT_IMAGE", "IMAGE_DIR", "RUNTIMES", "ContainerRunner"]
 
@@ -126,21 +128,12 @@ class ContainerRunner:
         through stdin only. A failure of the job is ``ok=False``; a failure of the runtime or the image
         raises :class:`ContainerRuntimeError`."""
         limits = self.limits.with_timeout(timeout_s)
-        checked = [self.mount_policy.check(m) for m in mounts]
-        runtime = self.runtime_path()
-        name = f"jarvis-sandbox-{uuid.uuid4().hex[:12]}"
-        payload = {
-            **job,
-            "version": 1,
-            "timeout_s": limits.timeout_s,
-            "max_output_bytes": limits.max_output_bytes,
-            "secrets": dict(secrets or {}),
-        }
+        runtime, name, argv, payload = self._prepare(job, limits, mounts, secrets)
         wall_s = limits.timeout_s + self.startup_grace_s
         with self._slots:
             outcome = run_process(
-                self.command(runtime, name, checked),
-                stdin_data=json.dumps(payload).encode("utf-8"),
+                argv,
+                stdin_data=payload,
                 env=os.environ,
                 cwd=None,
                 timeout_s=wall_s,
@@ -154,6 +147,42 @@ class ContainerRunner:
                 error=f"the container did not answer within {wall_s:g} s; it was killed",
             )
         return _parse_answer(runtime, outcome.exit_code, outcome.stdout, outcome.stderr)
+
+    @contextlib.contextmanager
+    def session(
+        self,
+        job: Mapping[str, Any],
+        *,
+        timeout_s: Optional[float] = None,
+        mounts: Sequence[Mount] = (),
+        secrets: Optional[Mapping[str, str]] = None,
+    ) -> Iterator[ContainerSession]:
+        """Start a container for a conversational job (an ``agent`` job): the job is sent as the first line,
+        and the caller exchanges JSON lines with it. The container is killed after ``timeout_s`` plus the
+        startup grace, and when the block ends."""
+        limits = self.limits.with_timeout(timeout_s)
+        runtime, name, argv, payload = self._prepare(job, limits, mounts, secrets)
+        with self._slots, ContainerSession(
+            argv, timeout_s=limits.timeout_s + self.startup_grace_s, on_timeout=lambda: self._kill(runtime, name)
+        ) as session:
+            session.send(json.loads(payload))
+            yield session
+
+    def _prepare(
+        self, job: Mapping[str, Any], limits: SandboxLimits, mounts: Sequence[Mount],
+        secrets: Optional[Mapping[str, str]],
+    ) -> Tuple[str, str, List[str], bytes]:
+        checked = [self.mount_policy.check(m) for m in mounts]
+        runtime = self.runtime_path()
+        name = f"jarvis-sandbox-{uuid.uuid4().hex[:12]}"
+        payload = {
+            **job,
+            "version": 1,
+            "timeout_s": limits.timeout_s,
+            "max_output_bytes": limits.max_output_bytes,
+            "secrets": dict(secrets or {}),
+        }
+        return runtime, name, self.command(runtime, name, checked), json.dumps(payload).encode("utf-8") + b"\n"
 
     def build_image(self, *, timeout_s: float = 900.0) -> None:
         """Build :attr:`image` from the Dockerfile shipped in :data:`IMAGE_DIR`."""

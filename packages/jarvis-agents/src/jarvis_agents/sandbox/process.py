@@ -19,7 +19,7 @@ from typing import IO, Callable, Dict, List, Mapping, Optional, Sequence
 
 import attrs
 
-__all__ = ["ProcessOutcome", "run_process"]
+__all__ = ["ProcessOutcome", "kill_group", "leader_exited", "run_process"]
 
 _CHUNK = 65536
 _DRAIN_AFTER_KILL_S = 1.0
@@ -52,7 +52,7 @@ class _CappedBuffer:
             self.dropped = True
 
 
-def _leader_exited(pid: int) -> bool:
+def leader_exited(pid: int) -> bool:
     """True once the child has exited, without reaping it: an unreaped leader keeps its process-group id
     reserved, so the group kill that follows cannot hit a recycled id."""
     try:
@@ -107,7 +107,7 @@ def run_process(
             _register(sel, proc, stdin_data, pidfd)
             pending = memoryview(stdin_data)
             while True:
-                if pidfd is None and _leader_exited(proc.pid):
+                if pidfd is None and leader_exited(proc.pid):
                     break
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:

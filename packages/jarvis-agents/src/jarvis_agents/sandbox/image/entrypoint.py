@@ -6,10 +6,14 @@ this script adds a wall-clock timeout with a process-group kill, a fresh working
 and capped output (the job writes to files on the size-limited ``/tmp``; only the first
 ``max_output_bytes`` of each are read back).
 
-Job (version 1)::
+Job (version 1), one line of JSON::
 
     {"version": 1, "kind": "python" | "shell", "code": "...", "command": "...",
      "timeout_s": 30, "max_output_bytes": 100000, "secrets": {"NAME": "value"}}
+
+An ``agent`` job (``{"kind": "agent", "agent": {...}, "input": "...", "context": {...}}``) runs a jarvis
+agent and needs jarvis-core and jarvis-agents installed in the image; its exchange with the host is
+described in ``jarvis_agents.sandbox.agent_worker``.
 
 ``secrets`` become environment variables of the job's process only; they arrive on stdin so they never
 appear on a command line. The answer is one JSON object with the keys of ``SandboxResult`` (``ok``,
@@ -61,9 +65,11 @@ def parse_job(raw: bytes) -> Dict[str, Any]:
     if job.get("version") != PROTOCOL_VERSION:
         raise JobError(f"unsupported job version {job.get('version')!r}; this image speaks {PROTOCOL_VERSION}")
     kind = job.get("kind")
-    field = {"python": "code", "shell": "command"}.get(kind)  # type: ignore[arg-type]
+    field = {"python": "code", "shell": "command", "agent": "input"}.get(kind)  # type: ignore[arg-type]
     if field is None:
-        raise JobError(f"unknown job kind {kind!r}; expected 'python' or 'shell'")
+        raise JobError(f"unknown job kind {kind!r}; expected 'python', 'shell' or 'agent'")
+    if kind == "agent" and not isinstance(job.get("agent"), dict):
+        raise JobError("an agent job needs an 'agent' object")
     if not isinstance(job.get(field), str):
         raise JobError(f"a {kind} job needs a string {field!r}")
     for key in ("timeout_s", "max_output_bytes"):
@@ -136,12 +142,25 @@ def run_job(job: Dict[str, Any]) -> Dict[str, Any]:
             "timed_out": timed_out, "duration_s": time.monotonic() - start, "error": error}
 
 
-def main() -> None:
-    """Read the job from stdin, answer on stdout."""
+def _serve_agent(job: Dict[str, Any]) -> None:
     try:
-        job = parse_job(sys.stdin.buffer.read())
+        from jarvis_agents.sandbox.agent_worker import serve
+    except ImportError:
+        sys.stdout.write(json.dumps({"type": "error", "message": "this image has no jarvis-agents installed; "
+                                     "build the agent image (Dockerfile.agent)"}) + "\n")
+        sys.exit(2)
+    os.environ.update(job.get("secrets") or {})  # the agent's tools read their keys from the environment
+    sys.exit(serve(job))
+
+
+def main() -> None:
+    """Read the job (the first line of stdin), answer on stdout."""
+    try:
+        job = parse_job(sys.stdin.buffer.readline())
     except JobError as exc:
         _answer(_failure(f"bad job: {exc}"), 2)
+    if job["kind"] == "agent":
+        _serve_agent(job)
     _answer(run_job(job), 0)
 
 
