@@ -21,6 +21,7 @@ from jarvis_agents.sandbox import (
     Mount,
     MountPolicy,
     MountRefusedError,
+    SandboxLimitError,
     SandboxLimits,
 )
 from jarvis_agents.sandbox.container import IMAGE_DIR
@@ -157,8 +158,15 @@ def test_a_container_that_hangs_is_killed_by_name(fake_docker, monkeypatch):
 
 def test_build_image_uses_the_shipped_directory(fake_docker):
     ContainerRunner(image="jarvis-sandbox:test").build_image()
-    (argv,) = fake_docker()
-    assert argv[1:] == ["build", "-t", "jarvis-sandbox:test", str(IMAGE_DIR)]
+    ContainerRunner(image="jarvis-agent:test").build_image(
+        dockerfile="Dockerfile.agent", build_args={"JARVIS_PACKAGES": "jarvis-core==0.1.0 jarvis-agents==0.1.0"}
+    )
+    plain, agent = fake_docker()
+    assert plain[1:] == ["build", "-t", "jarvis-sandbox:test", "-f", str(IMAGE_DIR / "Dockerfile"), str(IMAGE_DIR)]
+    assert agent[1:] == ["build", "-t", "jarvis-agent:test", "-f", str(IMAGE_DIR / "Dockerfile.agent"),
+                         "--build-arg", "JARVIS_PACKAGES=jarvis-core==0.1.0 jarvis-agents==0.1.0", str(IMAGE_DIR)]
+    with pytest.raises(SandboxLimitError, match="no Dockerfile"):
+        ContainerRunner().build_image(dockerfile="../../etc/passwd")
 
 
 def test_secrets_are_not_in_the_repr():

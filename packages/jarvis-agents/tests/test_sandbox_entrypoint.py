@@ -86,8 +86,9 @@ def test_not_json_is_answered_too():
     assert status == 2 and "not JSON" in answer["error"]
 
 
-def test_dockerfile_entrypoint_is_the_shipped_file():
-    dockerfile = (IMAGE_DIR / "Dockerfile").read_text()
+@pytest.mark.parametrize("name", ["Dockerfile", "Dockerfile.agent"])
+def test_dockerfile_entrypoint_is_the_shipped_file(name):
+    dockerfile = (IMAGE_DIR / name).read_text()
     copies = dict(re.findall(r"^COPY\s+(\S+)\s+(\S+)\s*$", dockerfile, re.M))
     (entry,) = re.findall(r"^ENTRYPOINT\s+(\[.*\])\s*$", dockerfile, re.M)
     script = json.loads(entry)[-1]

@@ -184,13 +184,25 @@ class ContainerRunner:
         }
         return runtime, name, self.command(runtime, name, checked), json.dumps(payload).encode("utf-8") + b"\n"
 
-    def build_image(self, *, timeout_s: float = 900.0) -> None:
-        """Build :attr:`image` from the Dockerfile shipped in :data:`IMAGE_DIR`."""
+    def build_image(
+        self,
+        *,
+        dockerfile: str = "Dockerfile",
+        build_args: Optional[Mapping[str, str]] = None,
+        timeout_s: float = 900.0,
+    ) -> None:
+        """Build :attr:`image` from a Dockerfile shipped in :data:`IMAGE_DIR`: ``Dockerfile`` (Python and the
+        entry point: code and shell jobs) or ``Dockerfile.agent`` (plus jarvis, for :class:`SandboxedAgent`;
+        ``build_args={"JARVIS_PACKAGES": ...}`` says what to install)."""
+        if "/" in dockerfile or not (IMAGE_DIR / dockerfile).is_file():
+            raise SandboxLimitError(f"no Dockerfile {dockerfile!r} in {IMAGE_DIR}")
         runtime = self.runtime_path()
+        argv = [runtime, "build", "-t", self.image, "-f", str(IMAGE_DIR / dockerfile)]
+        for key, value in (build_args or {}).items():
+            argv += ["--build-arg", f"{key}={value}"]
         try:
             done = subprocess.run(
-                [runtime, "build", "-t", self.image, str(IMAGE_DIR)],
-                capture_output=True, text=True, timeout=timeout_s, check=False,
+                [*argv, str(IMAGE_DIR)], capture_output=True, text=True, timeout=timeout_s, check=False
             )
         except subprocess.TimeoutExpired:
             raise ContainerRuntimeError(f"building {self.image} took longer than {timeout_s:g} s") from None
