@@ -10,7 +10,7 @@ import time
 import psutil
 import pytest
 
-from jarvis_agents.sandbox import PythonSandbox, SandboxLimitError, SandboxLimits
+from jarvis_agents.sandbox import PythonSandbox, SandboxLimitError, SandboxLimits, SandboxUnavailableError
 from jarvis_agents.sandbox.python import UNPRIVILEGED_USER
 from jarvis_core.errors import ConfigError
 
@@ -103,11 +103,17 @@ def test_ten_gigabyte_allocation_is_an_error_result(sandbox):
 
 
 def test_five_hundred_forks_are_stopped_by_the_process_limit(sandbox):
-    code = "import os\npids = [os.fork() for _ in range(500)]\nprint('forked all')"
+    code = "import os\nprint(os.getpid(), flush=True)\npids = [os.fork() for _ in range(500)]\nprint('forked all')"
     result = sandbox.run(code, timeout_s=20)
     assert not result.ok and not result.timed_out
     assert "forked all" not in result.stdout
     assert "Resource temporarily unavailable" in result.stderr or "BlockingIOError" in result.stderr
+    assert _group_members(int(result.stdout.split()[0])) == []
+
+
+def test_an_interpreter_that_cannot_start_is_a_typed_error(tmp_path):
+    with pytest.raises(SandboxUnavailableError, match="cannot start"):
+        PythonSandbox(python=str(tmp_path / "no-python")).run("pass")
 
 
 @pytest.mark.parametrize(

@@ -113,14 +113,18 @@ class PythonSandbox:
             if self.user is not None:
                 os.chown(workdir, *self.user)
             job = {**job, "limits": self._rlimits(limits), "user": list(self.user) if self.user else None}
-            outcome = run_process(
-                [python or self.python, "-I", "-S", _BOOTSTRAP],
-                stdin_data=marshal.dumps(job, _MARSHAL_VERSION),
-                env=child_environment(workdir),
-                cwd=workdir,
-                timeout_s=limits.timeout_s,
-                max_output_bytes=limits.max_output_bytes,
-            )
+            interpreter = python or self.python
+            try:
+                outcome = run_process(
+                    [interpreter, "-I", "-S", _BOOTSTRAP],
+                    stdin_data=marshal.dumps(job, _MARSHAL_VERSION),
+                    env=child_environment(workdir),
+                    cwd=workdir,
+                    timeout_s=limits.timeout_s,
+                    max_output_bytes=limits.max_output_bytes,
+                )
+            except OSError as exc:
+                raise SandboxUnavailableError(f"cannot start the sandbox interpreter {interpreter}: {exc}") from None
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
         ok = outcome.exit_code == 0 and not outcome.timed_out
