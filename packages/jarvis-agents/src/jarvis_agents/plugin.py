@@ -39,3 +39,8 @@ def jarvis_register_tools(register):
              side_effects="read", confirm=False)
     register("memory_search", f"{_TOOLS}.memory:MemorySearchTool", description="full-text search of remembered text",
              side_effects="read", confirm=False)
+    register("code_interpreter", f"{_TOOLS}.code:CodeInterpreterTool",
+             description="run Python in the sandbox (separate process, clean environment, limits)", side_effects="write",
+             confirm=False)
+    register("shell_exec", f"{_TOOLS}.code:ShellExecTool", description="opt-in ([tools.shell_exec] enabled = true): "
+             "run a /bin/sh command in the sandbox (needs confirmation)", side_effects="write", confirm=True, opt_in=True)

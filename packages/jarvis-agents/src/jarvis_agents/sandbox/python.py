@@ -1,0 +1,196 @@
+"""``PythonSandbox``: model-written code runs in a separate, limited, throw-away process, never in ours.
+
+Each run starts ``python -I -S`` (isolated mode: no ``PYTHON*`` variables, no user site, no ``site``
+module, so no ``.pth`` file runs) on :mod:`~jarvis_agents.sandbox.child_bootstrap`, in a fresh temporary
+working directory, with an environment of a fixed ``PATH``, a UTF-8 locale and ``HOME``/``TMPDIR`` pointing
+at that directory, and nothing else: no API key and no ``JARVIS_*`` variable of the host reaches it. The
+bootstrap applies the CPU, address-space, file-size, process-count and open-file limits, and when jarvis
+runs as root it switches to an unprivileged user (``nobody``, 65534) first. The run has its own session;
+when it ends or times out the whole process group is killed (see :mod:`~jarvis_agents.sandbox.process`).
+
+What it does **not** isolate: the network (the code can open connections), and the filesystem beyond the
+limits above (the code can read whatever the sandbox user can read). See ``docs/sandbox.md``.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+from jarvis_agents.sandbox.errors import SandboxUnavailableError
+from jarvis_agents.sandbox.limits import SandboxLimits
+from jarvis_agents.sandbox.process import run_process
+from jarvis_agents.sandbox.result import SandboxResult, describe_exit
+
+__all__ = ["SAFE_PATH", "UNPRIVILEGED_USER", "PythonSandbox"]
+
+SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
+UNPRIVILEGED_USER: Tuple[int, int] = (65534, 65534)  # nobody / nogroup
+_BOOTSTRAP = str(Path(__file__).with_name("child_bootstrap.py"))
+_SHELL = "/bin/sh"
+# Modules the bootstrap itself does not import, so the probe really reads the standard library.
+_PROBE = "import decimal, subprocess, email.message"
+_USABLE: Dict[Tuple[str, Tuple[int, int]], bool] = {}
+# The job holds only dicts, lists, str, int and None, which this format version encodes the same way for
+# every CPython 3 (the child may be another interpreter than this one).
+_MARSHAL_VERSION = 2
+
+
+class PythonSandbox:
+    """Run Python code (or a shell command) in a limited child process and return a :class:`SandboxResult`.
+
+    ``limits`` are the defaults of every run (``run(..., timeout_s=)`` overrides the timeout only).
+    ``user`` is the ``(uid, gid)`` the child switches to; by default :data:`UNPRIVILEGED_USER` when jarvis
+    runs as root and no switch otherwise (an unprivileged process cannot switch). ``python`` is the
+    interpreter; by default the running one, unless the child switches user and that user cannot read the
+    running interpreter's standard library (a Python installed under ``/root``, say): then the first
+    ``python3`` on :data:`SAFE_PATH` that it can use, found once by a probe run. A failure of the code is
+    a result with ``ok=False``; a platform without process groups or resource limits, or no usable
+    interpreter, raises :class:`SandboxUnavailableError`.
+    """
+
+    def __init__(
+        self,
+        limits: Optional[SandboxLimits] = None,
+        *,
+        python: Optional[str] = None,
+        user: Optional[Tuple[int, int]] = None,
+    ) -> None:
+        if os.name != "posix" or not hasattr(os, "killpg"):
+            raise SandboxUnavailableError(
+                "the Python sandbox needs a POSIX system (process groups and resource limits); "
+                "use ContainerRunner on this platform"
+            )
+        self.limits = limits or SandboxLimits()
+        if user is None and os.geteuid() == 0:
+            user = UNPRIVILEGED_USER
+        self.user = user
+        self._python = python
+
+    def __repr__(self) -> str:
+        return f"PythonSandbox(limits={self.limits!r}, python={self._python!r}, user={self.user!r})"
+
+    @property
+    def python(self) -> str:
+        """The interpreter the children run (chosen on first use when not given)."""
+        if self._python is None:
+            self._python = self._pick_python()
+        return self._python
+
+    def _pick_python(self) -> str:
+        if self.user is None:
+            return sys.executable
+        candidates = [sys.executable, shutil.which("python3", path=SAFE_PATH)]
+        for candidate in dict.fromkeys(c for c in candidates if c):
+            key = (candidate, self.user)
+            if key not in _USABLE:
+                probe = self._run({"mode": "python", "code": _PROBE}, SandboxLimits(timeout_s=30), candidate)
+                _USABLE[key] = probe.ok
+            if _USABLE[key]:
+                return candidate
+        raise SandboxUnavailableError(
+            f"no Python interpreter whose standard library uid {self.user[0]} can read: tried "
+            f"{', '.join(c for c in candidates if c)}; pass python= an interpreter installed outside a "
+            "private home directory, or user= a user that can read it"
+        )
+
+    def run(self, code: str, *, timeout_s: Optional[float] = None) -> SandboxResult:
+        """Run ``code`` as a ``__main__`` module; ``exit(n)``, exceptions and limits give ``ok=False``."""
+        return self._run({"mode": "python", "code": code}, self.limits.with_timeout(timeout_s))
+
+    def run_shell(self, command: str, *, timeout_s: Optional[float] = None) -> SandboxResult:
+        """Run ``command`` with ``/bin/sh -c`` under the same limits, user, directory and environment."""
+        return self._run({"mode": "exec", "argv": [_SHELL, "-c", command]}, self.limits.with_timeout(timeout_s))
+
+    def _run(self, job: Dict[str, Any], limits: SandboxLimits, python: Optional[str] = None) -> SandboxResult:
+        workdir = tempfile.mkdtemp(prefix="jarvis-sandbox-")
+        try:
+            if self.user is not None:
+                os.chown(workdir, *self.user)
+            job = {**job, "limits": self._rlimits(limits), "user": list(self.user) if self.user else None}
+            interpreter = python or self.python
+            try:
+                outcome = run_process(
+                    [interpreter, "-I", "-S", _BOOTSTRAP],
+                    stdin_data=marshal.dumps(job, _MARSHAL_VERSION),
+                    env=child_environment(workdir),
+                    cwd=workdir,
+                    timeout_s=limits.timeout_s,
+                    max_output_bytes=limits.max_output_bytes,
+                )
+            except OSError as exc:
+                raise SandboxUnavailableError(f"cannot start the sandbox interpreter {interpreter}: {exc}") from None
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+        ok = outcome.exit_code == 0 and not outcome.timed_out
+        return SandboxResult(
+            ok=ok,
+            exit_code=outcome.exit_code,
+            stdout=outcome.stdout.decode("utf-8", "replace"),
+            stderr=outcome.stderr.decode("utf-8", "replace"),
+            truncated=outcome.truncated,
+            timed_out=outcome.timed_out,
+            duration_s=outcome.duration_s,
+            error="" if ok else describe_exit(outcome.exit_code, outcome.timed_out, limits.timeout_s),
+        )
+
+    def _rlimits(self, limits: SandboxLimits) -> Dict[str, List[int]]:
+        cpu = limits.effective_cpu_seconds
+        # RLIMIT_NPROC counts every task of the real user, so the allowance sits on top of what that
+        # user already runs (plus the child itself).
+        uid = self.user[0] if self.user is not None else os.getuid()
+        nproc = _tasks_of_user(uid) + 1 + limits.max_processes
+        return {
+            "RLIMIT_CPU": [cpu, cpu + 1],
+            "RLIMIT_AS": [limits.memory_bytes, limits.memory_bytes],
+            "RLIMIT_FSIZE": [limits.file_size_bytes, limits.file_size_bytes],
+            "RLIMIT_NPROC": [nproc, nproc],
+            "RLIMIT_NOFILE": [limits.open_files, limits.open_files],
+            "RLIMIT_CORE": [0, 0],
+        }
+
+
+def child_environment(workdir: str) -> Dict[str, str]:
+    """The whole environment of a sandboxed child: nothing is inherited from the host."""
+    return {
+        "PATH": SAFE_PATH,
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "HOME": workdir,
+        "TMPDIR": workdir,
+    }
+
+
+def _tasks_of_user(uid: int) -> int:
+    """How many tasks (threads included, as the kernel counts for ``RLIMIT_NPROC``) ``uid`` runs now."""
+    if os.path.isdir("/proc/self/task"):
+        return _tasks_from_proc(uid)
+    import psutil  # type: ignore[import-untyped]  # no stubs installed; used for one documented call
+
+    count = 0
+    for proc in psutil.process_iter(["uids", "num_threads"]):
+        uids, threads = proc.info.get("uids"), proc.info.get("num_threads")
+        if uids is not None and uids.real == uid:
+            count += threads or 1
+    return count
+
+
+def _tasks_from_proc(uid: int) -> int:
+    """Linux: one ``stat`` per process (the owner of ``/proc/<pid>``), threads counted only for ``uid``'s
+    processes; many times cheaper than asking psutil for every process's details."""
+    count = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            if entry.stat(follow_symlinks=False).st_uid != uid:
+                continue
+            count += len(os.listdir(f"/proc/{entry.name}/task"))
+        except OSError:  # the process ended meanwhile
+            continue
+    return count
