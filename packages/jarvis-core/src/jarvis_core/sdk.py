@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import TYPE_CHECKING, Any, AsyncIterator, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, AsyncIterator, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 if TYPE_CHECKING:
     from jarvis_core.config import JarvisConfig
@@ -218,6 +218,10 @@ class Jarvis:
         max_tokens: int = 1024,
         agent: Optional[str] = None,
         tools: Optional[Sequence[str]] = None,
+        prompt_provider: Optional[str] = None,
+        node_context: Optional[Mapping[str, Any]] = None,
+        timezone: Optional[str] = None,
+        available_commands: Optional[Sequence[Mapping[str, Any]]] = None,
         **options: Any,
     ) -> Dict[str, Any]:
         """Ask and return the whole answer as a dict.
@@ -226,9 +230,20 @@ class Jarvis:
         ``finish_reason``, ``tool_calls`` when any, ``reasoning`` when any) plus ``engine``. Through an agent:
         ``content``, ``usage``, ``model``, ``finish_reason`` (``"stop"``), ``engine``, ``agent``, ``turns`` and
         ``tool_results``.
+
+        With ``prompt_provider`` (a registered name, any case, or ``"auto"`` to pick by model id) the provider
+        builds the system prompt from ``node_context``, ``timezone``, ``tools`` and ``available_commands`` and
+        reads the reply (see :class:`~jarvis_core.prompts.PromptSession`); the tools are not run, their calls
+        come back in ``tool_calls``. The dict adds ``prompt_provider`` and ``jarvis_json`` (the parsed reply).
         """
         from jarvis_core.types import AgentContext, to_dict
 
+        if prompt_provider:
+            return self._ask_with_provider(
+                prompt, prompt_provider, model=model, system=system, agent=agent, tools=tools,
+                node_context=node_context, timezone=timezone, available_commands=available_commands,
+                temperature=temperature, max_tokens=max_tokens, options=options,
+            )
         agent_key, runner = self._agent(agent, tools)
         use_model = model or self.model
         if runner is None:
@@ -260,9 +275,19 @@ class Jarvis:
         max_tokens: int = 1024,
         agent: Optional[str] = None,
         tools: Optional[Sequence[str]] = None,
+        prompt_provider: Optional[str] = None,
         **options: Any,
     ) -> AsyncIterator[str]:
-        """Yield the answer text as it arrives. Agents do not stream: their answer comes as one piece."""
+        """Yield the answer text as it arrives. Agents do not stream: their answer comes as one piece; nor does
+        a prompt provider's reply, which is read whole (its message is the one piece)."""
+        if prompt_provider:
+            full = await asyncio.to_thread(
+                self.ask_full, prompt, model=model, system=system, temperature=temperature, max_tokens=max_tokens,
+                agent=agent, tools=tools, prompt_provider=prompt_provider, **options,
+            )
+            if full["content"]:
+                yield full["content"]
+            return
         if self._engine is None or (self._model is None and model is None):
             # Picking the engine may probe servers or start one: keep that off the event loop.
             await asyncio.to_thread(self._prepare, model)
@@ -281,6 +306,42 @@ class Jarvis:
             messages, model=use_model, temperature=temperature, max_tokens=max_tokens, **options
         ):
             yield text
+
+    def _ask_with_provider(self, prompt: Prompt, name: str, *, model: Optional[str], system: Optional[str],
+                           agent: Optional[str], tools: Optional[Sequence[Any]], node_context: Any, timezone: Any,
+                           available_commands: Any, temperature: Optional[float], max_tokens: int,
+                           options: Dict[str, Any]) -> Dict[str, Any]:
+        """One request shaped and read by a prompt provider (see :meth:`ask_full`)."""
+        from jarvis_core.errors import JarvisError
+        from jarvis_core.plugins.registry import get_registry
+        from jarvis_core.prompts.lookup import AUTO, choose_provider
+        from jarvis_core.prompts.session import PromptSession
+
+        if agent or self._agent_key:
+            raise JarvisError("a prompt provider cannot drive an agent yet; ask without --agent, or without "
+                              "--prompt-provider")
+        if system is not None:
+            raise JarvisError("the prompt provider builds the system prompt; do not pass one as well")
+        use_model = model or self.model
+        is_auto = name.strip().lower() == AUTO
+        user_rules = None if not is_auto or self._engine_is_borrowed() else self.config.model_defaults
+        provider, choice = choose_provider(name, model=use_model, backend=self.engine_key, user_rules=user_rules)
+        if choice is not None:
+            from jarvis_core.engine_choice import _log_announce
+
+            (self._announce or _log_announce)(choice.describe())
+        registry = get_registry()
+        # Registered tool keys, or tool specs (ToolSpec values, OpenAI dicts) given directly.
+        specs = [_instantiate(registry.load("tool", t)) if isinstance(t, str) else t
+                 for t in (self._tool_keys if tools is None else tools)]
+        session = PromptSession(provider, specs, node_context, timezone, available_commands)
+        completion = self.engine.generate(
+            session.messages(prompt), model=use_model, temperature=temperature, max_tokens=max_tokens,
+            **session.request_options(self.engine), **options,
+        )
+        read = session.read(completion)
+        return {**read.completion.to_dict(), "engine": self.engine_key, "prompt_provider": provider.name,
+                "jarvis_json": read.reply.to_dict()}
 
     def _prepare(self, model: Optional[str] = None) -> None:
         self.engine  # noqa: B018 - builds it

@@ -31,6 +31,7 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "hardware": ("jarvis_core.cli.cmd_hardware", "detect CPU, RAM and GPUs; recommend an engine"),
     "config": ("jarvis_core.cli.cmd_config", "show, locate or create the config file"),
     "defaults": ("jarvis_core.cli.cmd_defaults", "show the backend defaults that apply to a model"),
+    "prompts": ("jarvis_core.cli.cmd_prompts", "list, show and render prompt providers; write training data"),
 }
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
