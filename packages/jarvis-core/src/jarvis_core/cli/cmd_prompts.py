@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from typing import Any, Dict, List, Sequence
 
 __all__ = ["add_parser", "run"]
@@ -49,7 +50,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _table(headers: Sequence[str], rows: List[Sequence[str]]) -> str:
+def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     widths = [max(len(str(c)) for c in col) for col in zip(headers, *rows, strict=False)]
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [headers, *rows]]
     return "\n".join(lines)
@@ -74,9 +75,15 @@ def _describe(reg: Any) -> Dict[str, Any]:
 
 
 def _list(args: argparse.Namespace) -> int:
+    from jarvis_core.errors import JarvisError
     from jarvis_core.prompts import provider_registrations
 
-    docs = [_describe(reg) for reg in provider_registrations()]
+    docs = []
+    for reg in provider_registrations():
+        try:
+            docs.append(_describe(reg))
+        except JarvisError as exc:  # one broken provider must not hide the others
+            warnings.warn(f"prompt provider {reg.key!r} skipped: {exc}", RuntimeWarning, stacklevel=1)
     if args.json:
         json.dump(docs, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")

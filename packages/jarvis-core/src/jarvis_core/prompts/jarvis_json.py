@@ -66,7 +66,9 @@ class JarvisToolCall:
         args: Any = source.get("arguments", source.get("parameters", {}))
         if isinstance(args, str):
             args = decode_object(args) if args.strip() else {}
-        if args is None:
+            if args is None:
+                return None
+        elif args is None:
             args = {}
         if not isinstance(args, Mapping):
             return None

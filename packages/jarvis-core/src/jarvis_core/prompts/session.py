@@ -48,7 +48,7 @@ class PromptSession:
 
     provider: PromptProvider
     tools: Tuple[Dict[str, Any], ...] = attrs.field(default=(), converter=lambda v: tuple(coerce_tools(v)))
-    node_context: NodeContext = attrs.field(factory=NodeContext, converter=NodeContext.coerce)
+    node_context: NodeContext = attrs.field(factory=NodeContext, converter=lambda v: NodeContext.coerce(v))
     timezone: Optional[str] = None
     available_commands: Tuple[Dict[str, Any], ...] = attrs.field(
         default=(), converter=lambda v: tuple(coerce_commands(v)))

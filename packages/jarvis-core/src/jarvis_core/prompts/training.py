@@ -44,7 +44,7 @@ def read_pairs(lines: Iterable[str], *, source: str = "input") -> Iterator[Tuple
         if not isinstance(command, str) or not command.strip():
             raise JarvisError(f"{where}: 'voice_command' must be a non-empty string")
         call = obj.get("tool_call")
-        if JarvisToolCall.from_object(call) is None:
+        if not isinstance(call, dict) or JarvisToolCall.from_object(call) is None:
             raise JarvisError(f"{where}: 'tool_call' must be an object with a 'name' and object 'arguments'")
         yield command.strip(), dict(call)
 
