@@ -18,7 +18,7 @@ import argparse
 import json
 import sys
 import warnings
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, Sequence
 
 __all__ = ["add_parser", "run"]
 
