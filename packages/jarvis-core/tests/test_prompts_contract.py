@@ -9,10 +9,12 @@ import warnings
 import pytest
 
 from jarvis_core import Jarvis
+from jarvis_core.agents import ToolUsingAgent
 from jarvis_core.cli.main import main
 from jarvis_core.errors import JarvisError, PluginError, UnknownNameError
 from jarvis_core.prompts import (
     JARVIS_JSON_RESPONSE_FORMAT,
+    PromptDrivenAgent,
     PromptProvider,
     PromptSession,
     append_suffix,
@@ -21,6 +23,7 @@ from jarvis_core.prompts import (
     provider_for_model,
 )
 from jarvis_core.testing import FakeEngine, installed_registry, simple_plugin
+from jarvis_core.tools import BaseTool, ToolPolicy
 from jarvis_core.types import Completion, Message, Role, ToolCall, ToolSpec
 
 ENGINE_OPTIONS = {"response_format", "top_p"}
@@ -206,12 +209,58 @@ def test_a_conversation_with_its_own_system_message_is_refused():
         PromptSession(MinimalProvider()).messages([Message.system("x"), Message.user("y")])
 
 
-def test_sdk_refuses_system_and_agent_with_a_provider(registry):
+def test_sdk_refuses_system_and_agents_that_build_their_own_prompts(agent_registry):
     with Jarvis(engine=FakeEngine(allowed_options=ENGINE_OPTIONS), model="m") as j:
         with pytest.raises(JarvisError, match="builds the system prompt"):
             j.ask("q", prompt_provider="TextTag", system="mine")
-        with pytest.raises(JarvisError, match="cannot drive an agent"):
-            j.ask("q", prompt_provider="TextTag", agent="simple")
+        with pytest.raises(JarvisError, match="'plain' builds its own prompts and takes no prompt provider"):
+            j.ask("q", prompt_provider="TextTag", agent="plain")
+
+
+class Calculator(BaseTool):
+    spec = CALC
+    policy = ToolPolicy(isolation="inline", timeout=5.0)
+
+    def run(self, expression: str) -> str:
+        a, _, b = expression.partition("*")
+        return str(int(a) * int(b))
+
+
+@pytest.fixture
+def agent_registry():
+    plugin = simple_plugin("test-agents", agents={"driven": PromptDrivenAgent, "plain": ToolUsingAgent},
+                           tools={"calculator": Calculator})
+    with installed_registry(PLUGIN, plugin) as reg:
+        yield reg
+
+
+def test_an_agent_driven_by_a_text_mode_provider(agent_registry):
+    engine = FakeEngine(['CALL calculator {"expression": "6*7"}', "It is 42."], allowed_options=ENGINE_OPTIONS)
+    with Jarvis(engine=engine, model="m") as j:
+        out = j.ask_full("what is 6*7?", prompt_provider="texttag", agent="driven", tools=["calculator"],
+                         node_context={"room": "lab"})
+    assert out["content"] == "It is 42." and out["agent"] == "driven" and out["prompt_provider"] == "TextTag"
+    assert [r["content"] for r in out["tool_results"]] == ["42"]
+    first, second = engine.calls
+    assert first.messages[0].content == "room=lab tz=None tools=calculator"
+    assert first.messages[1].content == "what is 6*7? /quiet"
+    assert first.tools is None and first.options == {"response_format": {"type": "text"}}
+    assistant, tool = second.messages[2], second.messages[3]
+    assert assistant.role is Role.ASSISTANT and assistant.content is None
+    assert [c.name for c in assistant.tool_calls] == ["calculator"]
+    assert tool.role is Role.TOOL and tool.content == "42" and tool.tool_call_id == assistant.tool_calls[0].id
+
+
+def test_an_agent_driven_by_a_native_provider():
+    class Native(MinimalProvider):
+        supports_native_tools = True
+
+    engine = FakeEngine([Completion(content="", tool_calls=[ToolCall("c1", "calculator", '{"expression": "2*5"}')]),
+                         "Ten."])
+    agent = PromptDrivenAgent(engine, model="m", tools=[Calculator()], prompt_session=PromptSession(Native()))
+    result = agent.run("2*5?")
+    assert result.content == "Ten." and result.tool_results[0].content == "10"
+    assert engine.calls[0].tools == [CALC.to_openai()] and engine.calls[0].messages[0].content.endswith("calculator")
 
 
 def test_a_provider_that_raises_in_parse_response_is_named(registry):

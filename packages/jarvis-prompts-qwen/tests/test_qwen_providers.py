@@ -175,3 +175,27 @@ def test_native_mode_round_trip():
     assert out["prompt_provider"] == "Qwen3_5_9B_Compressed"
     assert out["tool_calls"] == [{"id": "call_1", "name": "get_weather", "arguments": '{"city": "Oslo"}'}]
     assert JarvisReply.from_object(out["jarvis_json"]) == JarvisReply()
+
+
+def test_an_agent_driven_by_a_qwen_provider():
+    from jarvis_core.prompts import PromptDrivenAgent, PromptSession
+    from jarvis_core.tools import BaseTool, ToolPolicy
+    from jarvis_core.types import ToolSpec
+
+    class Calculator(BaseTool):
+        spec = ToolSpec("calculator", "Multiply", {"type": "object", "properties": {"expression": {"type": "string"}}})
+        policy = ToolPolicy(isolation="inline", timeout=5.0)
+
+        def run(self, expression: str) -> str:
+            a, _, b = expression.partition("*")
+            return str(int(a) * int(b))
+
+    engine = FakeEngine(['<think>\n</think><tool_call>{"name": "calculator", "arguments": {"expression": "6*7"}}</tool_call>',
+                         "<think></think>It is 42."], allowed_options=ENGINE_OPTIONS)
+    session = PromptSession(get_provider("Qwen3LargeUntrained"))
+    result = PromptDrivenAgent(engine, model="qwen3-30b-a3b", tools=[Calculator()], prompt_session=session).run("6*7?")
+    assert result.content == "It is 42." and result.tool_results[0].content == "42"
+    first, second = engine.calls
+    assert '"name":"calculator"' in first.messages[0].content and first.messages[1].content == "6*7? /no_think"
+    assert first.options == {"response_format": {"type": "text"}} and first.tools is None
+    assert [c.name for c in second.messages[2].tool_calls] == ["calculator"] and second.messages[3].content == "42"

@@ -235,6 +235,8 @@ class Jarvis:
         builds the system prompt from ``node_context``, ``timezone``, ``tools`` and ``available_commands`` and
         reads the reply (see :class:`~jarvis_core.prompts.PromptSession`); the tools are not run, their calls
         come back in ``tool_calls``. The dict adds ``prompt_provider`` and ``jarvis_json`` (the parsed reply).
+        With ``agent`` as well, the agent must accept a prompt session (``accepts_prompt_session``) and runs the
+        tools; the result is the agent's dict plus ``prompt_provider``. ``[agent] default`` is not used here.
         """
         from jarvis_core.types import AgentContext, to_dict
 
@@ -317,9 +319,6 @@ class Jarvis:
         from jarvis_core.prompts.lookup import AUTO, choose_provider
         from jarvis_core.prompts.session import PromptSession
 
-        if agent or self._agent_key:
-            raise JarvisError("a prompt provider cannot drive an agent yet; ask without --agent, or without "
-                              "--prompt-provider")
         if system is not None:
             raise JarvisError("the prompt provider builds the system prompt; do not pass one as well")
         use_model = model or self.model
@@ -335,6 +334,9 @@ class Jarvis:
         specs = [_instantiate(registry.load("tool", t)) if isinstance(t, str) else t
                  for t in (self._tool_keys if tools is None else tools)]
         session = PromptSession(provider, specs, node_context, timezone, available_commands)
+        agent_key = agent or self._agent_key
+        if agent_key:
+            return self._provider_agent(agent_key, session, prompt, specs, use_model)
         completion = self.engine.generate(
             session.messages(prompt), model=use_model, temperature=temperature, max_tokens=max_tokens,
             **session.request_options(self.engine), **options,
@@ -342,6 +344,24 @@ class Jarvis:
         read = session.read(completion)
         return {**read.completion.to_dict(), "engine": self.engine_key, "prompt_provider": provider.name,
                 "jarvis_json": read.reply.to_dict()}
+
+    def _provider_agent(self, key: str, session: Any, prompt: Prompt, tools: List[Any], model: str) -> Dict[str, Any]:
+        """Run agent ``key`` with the provider's session; only agents that declare ``accepts_prompt_session``
+        take one (the others build their own prompts, so combining them is an error, not a silent choice)."""
+        from jarvis_core.errors import JarvisError
+        from jarvis_core.plugins.registry import get_registry
+        from jarvis_core.types import AgentContext, to_dict
+
+        cls = get_registry().load("agent", key)
+        if not getattr(cls, "accepts_prompt_session", False):
+            raise JarvisError(f"agent {key!r} builds its own prompts and takes no prompt provider; drop "
+                              "--prompt-provider, or use an agent that accepts one (jarvis_core.prompts.PromptDrivenAgent)")
+        runner = cls(self.engine, model=model, tools=tools, prompt_session=session)
+        text, history = _split_prompt(prompt)
+        result = runner.run(text, AgentContext(messages=tuple(history)))
+        return {"content": result.content, "usage": to_dict(result.usage), "model": model, "finish_reason": "stop",
+                "engine": self.engine_key, "agent": key, "turns": result.turns,
+                "tool_results": [to_dict(r) for r in result.tool_results], "prompt_provider": session.provider.name}
 
     def _prepare(self, model: Optional[str] = None) -> None:
         self.engine  # noqa: B018 - builds it

@@ -5,7 +5,8 @@
 - :mod:`~jarvis_core.prompts.blocks` (prompt text) and :mod:`~jarvis_core.prompts.output` (reply parsing)
   — the building blocks providers assemble themselves from.
 - :func:`get_provider` / :func:`choose_provider` — lookup by case-insensitive name, or ``auto`` by model id.
-- :class:`PromptSession` — a provider put to work on one request (what ``Jarvis.ask`` and agents use).
+- :class:`PromptSession` — a provider put to work on one request (what ``Jarvis.ask`` and agents use);
+  :class:`PromptDrivenAgent` — the agent contract's tool loop driven by a session.
 
 Names are imported lazily, so importing this package costs nothing until a name is used.
 """
@@ -28,6 +29,7 @@ _EXPORTS = {
     "get_provider": "lookup",
     "provider_for_model": "lookup",
     "provider_registrations": "lookup",
+    "PromptDrivenAgent": "agent",
     "PromptReply": "session",
     "PromptSession": "session",
     "training_example": "training",

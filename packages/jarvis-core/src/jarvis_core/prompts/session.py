@@ -3,7 +3,7 @@
 :class:`PromptSession` is what ``Jarvis.ask(prompt_provider=…)`` uses, and the hook point for agents: an
 agent given a session builds each turn's messages with :meth:`PromptSession.messages`, sends them with
 :meth:`PromptSession.request_options` and reads the reply with :meth:`PromptSession.read`, so the same
-provider drives its prompts and parsing.
+provider drives its prompts and parsing (:class:`~jarvis_core.prompts.PromptDrivenAgent` does exactly that).
 
 Text mode (``supports_native_tools`` False): the tools are in the system prompt, the engine gets no
 ``tools`` but the provider's ``response_format``, and the reply text goes through ``parse_response``.
