@@ -314,3 +314,23 @@ def _quiet_deprecations():
     with warnings.catch_warnings():
         warnings.simplefilter("default")
         yield
+
+
+def test_cli_ask_with_provider_prints_message_and_calls(capsys):
+    """``jarvis ask --prompt-provider`` text output: the message, then one line per tool call read; with an
+    agent that accepts the session, the agent's answer. The engine is a scripted one registered as a plugin."""
+    scripts = [['CALL calculator {"expression": "3*3"}'], ['CALL calculator {"expression": "3*3"}', "Nine."]]
+
+    class ScriptedEngine(FakeEngine):
+        def __init__(self, **options):  # one script per `jarvis ask`
+            super().__init__(scripts.pop(0), allowed_options=ENGINE_OPTIONS)
+
+    plugin = simple_plugin("test-cli", engines={"scripted": ScriptedEngine},
+                           agents={"driven": PromptDrivenAgent}, tools={"calculator": Calculator})
+    with installed_registry(PLUGIN, plugin):
+        args = ["ask", "--engine", "scripted", "--model", "m", "--prompt-provider", "TextTag", "--tools", "calculator"]
+        assert main([*args, "3*3?"]) == 0
+        assert capsys.readouterr().out == 'tool call: calculator {"expression": "3*3"}\n'
+        assert main([*args, "--agent", "driven", "3*3?"]) == 0
+        assert capsys.readouterr().out == "Nine.\n"
+    assert scripts == []

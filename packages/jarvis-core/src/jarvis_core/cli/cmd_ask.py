@@ -168,7 +168,10 @@ def _ask_with_provider(jarvis: Any, prompt: str, args: argparse.Namespace, provi
     if args.json:
         sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
         return 0
-    reply = result["jarvis_json"]
+    reply = result.get("jarvis_json")
+    if reply is None:  # an agent ran the tools: its answer is the content
+        sys.stdout.write(str(result["content"]).rstrip("\n") + "\n")
+        return 0
     if reply["message"]:
         sys.stdout.write(reply["message"].rstrip("\n") + "\n")
     for call in reply["tool_calls"]:
