@@ -9,6 +9,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from jarvis_core.prompts import NodeContext
 from jarvis_core.prompts.blocks import (
+    ANTI_HALLUCINATION,
     agent_context_summary,
     direct_answer_policy,
     identity_header,
@@ -42,7 +43,7 @@ class Qwen25Compressed(QwenTextProvider):
         ctx = NodeContext.coerce(node_context)
         return join_sections(
             identity_header(ctx.room, ctx.voice_mode),
-            ALWAYS_CALL,
+            ALWAYS_CALL + " " + ANTI_HALLUCINATION.format(terminology="function"),
             tool_call_format(),
             rules_block(self.rule_keys),
             speaker_block(ctx),

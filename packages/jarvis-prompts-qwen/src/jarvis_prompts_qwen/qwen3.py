@@ -69,6 +69,7 @@ class Qwen3_14B_Compressed(Qwen3LargeUntrained):
         ctx = NodeContext.coerce(node_context)
         return join_sections(
             identity_header(ctx.room, ctx.voice_mode),
+            ANTI_HALLUCINATION.format(terminology="function"),
             tool_call_format(),
             rules_block(("required", "param_names", "dates")),
             speaker_block(ctx),
@@ -99,6 +100,7 @@ class Qwen3_8B_Compressed(QwenThinkingProvider):
         return join_sections(
             identity_header(ctx.room, ctx.voice_mode),
             TOOLS_INTRO + "\n" + tools_json_lines(tools),
+            ANTI_HALLUCINATION.format(terminology="function"),
             tool_call_format(),
             rules_block(("required", "one_at_a_time", "param_names", "dates")),
             direct_answer_policy(available_commands),
