@@ -334,3 +334,10 @@ def test_cli_ask_with_provider_prints_message_and_calls(capsys):
         assert main([*args, "--agent", "driven", "3*3?"]) == 0
         assert capsys.readouterr().out == "Nine.\n"
     assert scripts == []
+
+
+def test_ask_stream_with_a_provider_yields_the_read_message_once(registry):
+    engine = FakeEngine(['{"message": "Hello there.", "tool_calls": [], "error": null}'], allowed_options=ENGINE_OPTIONS)
+    with Jarvis(engine=engine, model="m") as j:
+        assert list(j.ask_stream_sync("hi", prompt_provider="MinimalProvider")) == ["Hello there."]
+    assert engine.calls[0].method == "generate"  # read whole: a provider parses the complete reply
