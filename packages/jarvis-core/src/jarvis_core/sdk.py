@@ -23,7 +23,20 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    AsyncIterator,
+    Callable,
+    Dict,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 if TYPE_CHECKING:
     from jarvis_core.config import JarvisConfig
@@ -255,6 +268,10 @@ class Jarvis:
         max_tokens: Optional[int] = None,
         agent: Optional[str] = None,
         tools: Optional[Sequence[str]] = None,
+        prompt_provider: Optional[str] = None,
+        node_context: Optional[Mapping[str, Any]] = None,
+        timezone: Optional[str] = None,
+        available_commands: Optional[Sequence[Mapping[str, Any]]] = None,
         **options: Any,
     ) -> Dict[str, Any]:
         """Ask and return the whole answer as a dict.
@@ -265,9 +282,22 @@ class Jarvis:
         (``final``, ``max_turns``, ``loop_guard``, ``error``, ``cancelled``), plus ``model``, ``engine`` and
         ``agent``. ``max_tokens`` ``None`` means 1024 for a direct request and the agent's own setting
         for an agent.
+
+        With ``prompt_provider`` (a registered name, any case, or ``"auto"`` to pick by model id) the provider
+        builds the system prompt from ``node_context``, ``timezone``, ``tools`` and ``available_commands`` and
+        reads the reply (see :class:`~jarvis_core.prompts.PromptSession`); the tools are not run, their calls
+        come back in ``tool_calls``. The dict adds ``prompt_provider`` and ``jarvis_json`` (the parsed reply).
+        With ``agent`` as well, the agent must accept a prompt session (``accepts_prompt_session``) and runs the
+        tools; the result is the agent's dict plus ``prompt_provider``. ``[agent] default`` is not used here.
         """
         from jarvis_core.types import AgentContext
 
+        if prompt_provider:
+            return self._ask_with_provider(
+                prompt, prompt_provider, model=model, system=system, agent=agent, tools=tools,
+                node_context=node_context, timezone=timezone, available_commands=available_commands,
+                temperature=temperature, max_tokens=max_tokens, options=options,
+            )
         agent_key, runner = self._agent(agent, tools, model=model, system=system, temperature=temperature,
                                         max_tokens=max_tokens)
         use_model = model or self.model
@@ -292,14 +322,24 @@ class Jarvis:
         agent: Optional[str] = None,
         tools: Optional[Sequence[str]] = None,
         on_event: Optional[Callable[[Any], None]] = None,
+        prompt_provider: Optional[str] = None,
         **options: Any,
     ) -> AsyncIterator[str]:
         """Yield the answer text as it arrives.
 
         Through an agent the text is the run's answer text as the model writes it; every other agent event
         (tool calls requested, tool results, notices such as the mode ``auto`` picked, the final
-        ``RunFinished`` with the result) goes to ``on_event`` when given.
+        ``RunFinished`` with the result) goes to ``on_event`` when given. A prompt provider's reply is read
+        whole (its message is the one piece).
         """
+        if prompt_provider:
+            full = await asyncio.to_thread(
+                self.ask_full, prompt, model=model, system=system, temperature=temperature, max_tokens=max_tokens,
+                agent=agent, tools=tools, prompt_provider=prompt_provider, **options,
+            )
+            if full["content"]:
+                yield full["content"]
+            return
         if self._engine is None or (self._model is None and model is None):
             # Picking the engine may probe servers or start one: keep that off the event loop.
             await asyncio.to_thread(self._prepare, model)
@@ -328,6 +368,66 @@ class Jarvis:
             max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens, **options,
         ):
             yield text
+
+    def _ask_with_provider(self, prompt: Prompt, name: str, *, model: Optional[str], system: Optional[str],
+                           agent: Optional[str], tools: Optional[Sequence[Any]], node_context: Any, timezone: Any,
+                           available_commands: Any, temperature: Optional[float], max_tokens: Optional[int],
+                           options: Dict[str, Any]) -> Dict[str, Any]:
+        """One request shaped and read by a prompt provider (see :meth:`ask_full`)."""
+        from jarvis_core.errors import JarvisError
+        from jarvis_core.plugins.registry import get_registry
+        from jarvis_core.prompts.lookup import AUTO, choose_provider
+        from jarvis_core.prompts.session import PromptSession
+
+        if system is not None:
+            raise JarvisError("the prompt provider builds the system prompt; do not pass one as well")
+        use_model = model or self.model
+        is_auto = name.strip().lower() == AUTO
+        user_rules = None if not is_auto or self._engine_is_borrowed() else self.config.model_defaults
+        provider, choice = choose_provider(name, model=use_model, backend=self.engine_key, user_rules=user_rules)
+        if choice is not None:
+            from jarvis_core.engine_choice import _log_announce
+
+            (self._announce or _log_announce)(choice.describe())
+        registry = get_registry()
+        # Registered tool keys, or tool specs (ToolSpec values, OpenAI dicts) given directly.
+        from jarvis_core.config import jarvis_home
+        from jarvis_core.tools.factory import create_tool
+
+        config = None if self._engine_is_borrowed() else self.config
+        specs = [create_tool(t, config=config, registry=registry, engine=self.engine, model=use_model,
+                             home=jarvis_home(), bus=self._bus) if isinstance(t, str) else t
+                 for t in (self._tool_keys if tools is None else tools)]
+        session = PromptSession(provider, specs, node_context, timezone, available_commands)
+        agent_key = agent or self._agent_key
+        if agent_key:
+            return self._provider_agent(agent_key, session, prompt, specs, use_model)
+        completion = self.engine.generate(
+            session.messages(prompt), model=use_model, temperature=temperature,
+            max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens,
+            **session.request_options(self.engine), **options,
+        )
+        read = session.read(completion)
+        return {**read.completion.to_dict(), "engine": self.engine_key, "prompt_provider": provider.name,
+                "jarvis_json": read.reply.to_dict()}
+
+    def _provider_agent(self, key: str, session: Any, prompt: Prompt, tools: List[Any], model: str) -> Dict[str, Any]:
+        """Run agent ``key`` with the provider's session; only agents that declare ``accepts_prompt_session``
+        take one (the others build their own prompts, so combining them is an error, not a silent choice)."""
+        from jarvis_core.errors import JarvisError
+        from jarvis_core.plugins.registry import get_registry
+        from jarvis_core.types import AgentContext, to_dict
+
+        cls = get_registry().load("agent", key)
+        if not getattr(cls, "accepts_prompt_session", False):
+            raise JarvisError(f"agent {key!r} builds its own prompts and takes no prompt provider; drop "
+                              "--prompt-provider, or use an agent that accepts one (jarvis_core.prompts.PromptDrivenAgent)")
+        runner = cls(self.engine, model=model, tools=tools, prompt_session=session)
+        text, history = _split_prompt(prompt)
+        result = runner.run(text, AgentContext(messages=tuple(history)))
+        return {"content": result.content, "usage": to_dict(result.usage), "model": model, "finish_reason": "stop",
+                "engine": self.engine_key, "agent": key, "turns": result.turns,
+                "tool_results": [to_dict(r) for r in result.tool_results], "prompt_provider": session.provider.name}
 
     def _prepare(self, model: Optional[str] = None) -> None:
         self.engine  # noqa: B018 - builds it

@@ -45,6 +45,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("prompt", nargs="*", metavar="PROMPT", help="the question (words are joined; '-' or none: stdin)")
     p.add_argument("--json", action="store_true", help="print the whole answer (content, usage, …) as JSON, unstreamed")
     add_engine_arguments(p)
+    g = p.add_argument_group("prompt provider")
+    g.add_argument("--prompt-provider", metavar="NAME",
+                   help="build the prompt and read the reply with this provider ('jarvis prompts list'; 'auto': "
+                   "the one the model's backend defaults name); --tools then go into the prompt and their calls "
+                   "are printed, not run")
+    g.add_argument("--node-context", metavar="FILE", help="JSON object: room, user, voice_mode, user_memories, agents")
+    g.add_argument("--timezone", metavar="TZ", help="the node's timezone, e.g. Europe/Paris")
     return p
 
 
@@ -94,8 +101,11 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     prompt = _prompt(args)
+    provider_options = _provider_options(args)
     jarvis = jarvis_from_args(args)
     try:
+        if provider_options:
+            return _ask_with_provider(jarvis, prompt, args, provider_options)
         jarvis.check_names()
         jarvis.engine  # noqa: B018 - pick (and announce) the engine and model before any output
         if args.model is None:
@@ -158,3 +168,43 @@ def stream_answer(jarvis: Any, prompt: Any, options: Dict[str, Any]) -> str:
             out.write("\n")
             out.flush()
     return "".join(pieces)
+
+
+def _provider_options(args: argparse.Namespace) -> Dict[str, Any]:
+    """``ask_full`` keywords for ``--prompt-provider`` (empty without it); a bad context file is a JarvisError."""
+    name = getattr(args, "prompt_provider", None)
+    if not name:
+        if getattr(args, "node_context", None) or getattr(args, "timezone", None):
+            from jarvis_core.errors import JarvisError
+
+            raise JarvisError("--node-context and --timezone are read by a prompt provider; add --prompt-provider NAME")
+        return {}
+    from jarvis_core.cli.prompt_files import read_json_file
+
+    context = read_json_file(args.node_context, "--node-context", want=dict) if args.node_context else None
+    return {"prompt_provider": name, "node_context": context, "timezone": args.timezone}
+
+
+def _ask_with_provider(jarvis: Any, prompt: str, args: argparse.Namespace, provider_options: Dict[str, Any]) -> int:
+    """Ask through a prompt provider; print the message and the tool calls it read (or everything as JSON)."""
+    import json
+
+    jarvis.check_names()
+    extra = {"system": args.system} if args.system is not None else {}
+    result = jarvis.ask_full(prompt, **request_options(args), **provider_options, **extra)
+    if args.json:
+        sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+        return 0
+    reply = result.get("jarvis_json")
+    if reply is None:  # an agent ran the tools: its answer is the content
+        sys.stdout.write(str(result["content"]).rstrip("\n") + "\n")
+        return 0
+    if reply["message"]:
+        sys.stdout.write(reply["message"].rstrip("\n") + "\n")
+    for call in reply["tool_calls"]:
+        sys.stdout.write(f"tool call: {call['name']} {json.dumps(call['arguments'], ensure_ascii=False)}\n")
+    if reply["error"]:
+        from jarvis_core.cli import output
+
+        output.announce(f"the reply carried an error: {reply['error']}")
+    return 0

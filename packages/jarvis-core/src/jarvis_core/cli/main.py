@@ -33,6 +33,7 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "defaults": ("jarvis_core.cli.cmd_defaults", "show the backend defaults that apply to a model"),
     "agents": ("jarvis_core.cli.cmd_agents", "list the installed agents (table; --json)"),
     "tools": ("jarvis_core.cli.cmd_tools", "list the installed tools (table; --json)"),
+    "prompts": ("jarvis_core.cli.cmd_prompts", "list, show and render prompt providers; write training data"),
 }
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130

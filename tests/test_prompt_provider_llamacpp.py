@@ -1,0 +1,127 @@
+"""``jarvis ask --prompt-provider qwen25mediumuntrained --tools calculator`` against a REAL llama.cpp server
+(xllamacpp hosting SmolLM2-135M), through a loopback proxy that records what jarvis sent.
+
+Asserts the plumbing, not the model's skill: the request carries the provider's system prompt and its
+plain-text response format and no native tools, and whatever SmolLM2 writes is read into Jarvis JSON
+without an error. The ``calculator`` tool is the installed one when a tools plugin provides it, else a tool
+defined here and registered in-process.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Dict, Iterator, List
+
+import httpx
+import pytest
+
+from jarvis_core.cli.main import main
+from jarvis_core.plugins.registry import get_registry, reset_registry
+from jarvis_core.prompts import JarvisReply, PromptSession, get_provider
+from jarvis_core.testing import installed_registry, simple_plugin
+from jarvis_core.types import ToolSpec
+
+pytestmark = [pytest.mark.llamacpp, pytest.mark.slow]
+
+QUESTION = "What is 12 times 7?"
+
+
+class Calculator:
+    """A calculator tool for this test (used only when no installed plugin registers ``calculator``)."""
+
+    spec = ToolSpec("calculator", "Evaluate an arithmetic expression such as 12*7",
+                    {"type": "object", "properties": {"expression": {"type": "string"}}, "required": ["expression"]})
+
+    def run(self, expression: str) -> str:
+        raise AssertionError("text mode without an agent must not run tools")
+
+
+@pytest.fixture(scope="module")
+def llama_url() -> Iterator[str]:
+    pytest.importorskip("xllamacpp", reason="the real llama.cpp server needs xllamacpp")
+    launch = pytest.importorskip("jarvis_engine_openai_compat.server.launch")
+    try:
+        path = launch.smollm2_model_path()
+    except Exception as exc:  # the model package is missing: say how to get it
+        pytest.skip(str(exc))
+    server = launch.ServerProcess(launch.ServerSpec(path, slots=1, ctx_per_slot=4096, threads=2, alias="smollm2"))
+    server.start()
+    try:
+        server.wait_ready(timeout=180)
+        yield server.url
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def recording_proxy(llama_url: str) -> Iterator[Any]:
+    """A loopback HTTP proxy to the server that keeps every request (method, path, JSON body)."""
+    seen: List[Dict[str, Any]] = []
+    client = httpx.Client(base_url=llama_url, timeout=300)
+
+    class Handler(BaseHTTPRequestHandler):
+        def _forward(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            seen.append({"method": self.command, "path": self.path, "json": json.loads(body) if body else None})
+            reply = client.request(self.command, self.path, content=body,
+                                   headers={"Content-Type": self.headers.get("Content-Type", "application/json")})
+            self.send_response(reply.status_code)
+            self.send_header("Content-Type", reply.headers.get("content-type", "application/json"))
+            self.send_header("Content-Length", str(len(reply.content)))
+            self.end_headers()
+            self.wfile.write(reply.content)
+
+        do_GET = do_POST = _forward
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    server.seen = seen  # type: ignore[attr-defined]
+    server.url = f"http://127.0.0.1:{server.server_address[1]}"  # type: ignore[attr-defined]
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        client.close()
+
+
+@pytest.fixture
+def calculator_registry(monkeypatch, tmp_path):
+    monkeypatch.setenv("JARVIS_HOME", str(tmp_path))
+    reset_registry()
+    if "calculator" in get_registry().items("tool"):
+        yield get_registry()
+    else:
+        with installed_registry(simple_plugin("test-calculator", tools={"calculator": Calculator}),
+                                load_entrypoints=True) as registry:
+            yield registry
+    reset_registry()
+
+
+def test_ask_with_a_qwen_provider_drives_smollm2(recording_proxy, calculator_registry, capsys):
+    code = main(["ask", "--engine", "llamacpp", "--host", recording_proxy.url, "--model", "smollm2",
+                 "--prompt-provider", "qwen25mediumuntrained", "--tools", "calculator", "--temperature", "0",
+                 "--max-tokens", "96", "--json", QUESTION])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    (request,) = [r for r in recording_proxy.seen if r["path"] == "/v1/chat/completions"]
+    body = request["json"]
+    tool = calculator_registry.load("tool", "calculator")
+    tool = tool() if isinstance(tool, type) else tool
+    expected = PromptSession(get_provider("Qwen25MediumUntrained"), [tool]).system_prompt
+    assert body["messages"] == [{"role": "system", "content": expected}, {"role": "user", "content": QUESTION}]
+    assert '"name":"calculator"' in expected and "<tool_call>" in expected
+    assert body["response_format"] == {"type": "text"}
+    assert "tools" not in body
+
+    result = json.loads(captured.out)
+    assert result["prompt_provider"] == "Qwen25MediumUntrained" and result["engine"] == "llamacpp"
+    reply = JarvisReply.from_object(result["jarvis_json"])
+    assert reply is not None and reply.message == result["content"]
+    assert [c.name for c in reply.tool_calls] == [c["name"] for c in result.get("tool_calls", [])]
