@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
                          default_max_tokens=args.max_tokens, managed=managed)
         asyncio.run(verify_front_door(app))
         server = uvicorn.Server(uvicorn_config(app, args.host, args.port))
-        auth = "bearer token required" if token else "no token (loopback only)"
+        auth = "bearer token required" if token else "no token, loopback only"
         output.announce(f"serving {describe_engine(choice.key, choice.engine)}, model {model}, on "
                         f"http://{args.host}:{args.port} ({auth})")
         try:
