@@ -60,8 +60,8 @@ def test_no_tools_means_no_tool_text():
 
 def test_json_mode_lists_the_tools_and_the_reply_format():
     text = bios(dt.datetime(2025, 1, 7, tzinfo=UTC), tools=TOOLS, json_tools=True, tool_budget=2)
-    assert 'Reply format: one JSON object {"tool_calls"' in text
-    assert '- weather: The weather. Arguments: {"properties": {"city": {"type": "string"}}, "type": "object"}' in text
+    assert 'To call a tool, reply with {"name": <tool name>, "arguments": {...}}' in text
+    assert '{"name": "weather", "description": "The weather.", "parameters": {"type": "object", ' in text
 
 
 def test_time_zone_names_and_offsets():

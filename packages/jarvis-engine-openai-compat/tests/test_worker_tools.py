@@ -7,8 +7,10 @@ import threading
 
 import pytest
 
+from jarvis_core.tools import json_mode
+from jarvis_core.tools.output import cap_output
+from jarvis_core.tools.schema import check_arguments
 from jarvis_core.types import ToolCall, ToolResult, ToolSpec
-from jarvis_engine_openai_compat.worker.json_tools import parse_turn, results_message, turn_response_format
 from jarvis_engine_openai_compat.worker.signals import (
     CONTROL_TOOLS,
     control_tool_specs,
@@ -18,8 +20,6 @@ from jarvis_engine_openai_compat.worker.signals import (
 from jarvis_engine_openai_compat.worker.tools import (
     InProcessToolRunner,
     ToolRunner,
-    cap_output,
-    check_arguments,
     run_tool_call,
 )
 
@@ -55,7 +55,7 @@ def test_the_default_runner_is_a_tool_runner(runner):
 
 
 def test_runs_a_tool_with_checked_arguments(runner):
-    args, problem = check_arguments(CITY, '{"city": "Oslo", "days": 2}')
+    args, problem = check_arguments(CITY.parameters, '{"city": "Oslo", "days": 2}')
     assert problem == ""
     run = run_tool_call(runner, call("weather", args), args, timeout=5, output_cap=1000)
     assert run.outcome == "ok"
@@ -112,13 +112,13 @@ def test_a_runner_returning_a_failed_result_keeps_it():
 @pytest.mark.parametrize("raw, problem", [
     ("{not json", "not valid JSON"),
     ("[1, 2]", "must be a JSON object"),
-    ('{"days": 2}', "missing required argument(s): city"),
-    ('{"city": "Oslo", "mood": 1}', "unknown argument(s): mood"),
+    ('{"days": 2}', "missing required argument(s): 'city'"),
+    ('{"city": "Oslo", "mood": 1}', "unknown argument 'mood'"),
     ('{"city": 3}', "'city' must be of type string"),
     ('{"city": "x", "days": true}', "'days' must be of type integer"),
 ])
 def test_bad_arguments_are_reported(raw, problem):
-    args, text = check_arguments(CITY, raw)
+    args, text = check_arguments(CITY.parameters, raw)
     assert args is None
     assert problem in text
 
@@ -169,37 +169,27 @@ def test_while_streaming_a_decision_needs_its_arguments_or_a_later_call():
     assert first_decision([full], streaming=True) is full
 
 
-# -- JSON-schema tool mode ------------------------------------------------------------------------
+# -- JSON-schema tool mode (the core's, as the worker uses it) ------------------------------------
 def test_turn_schema_lists_exactly_the_offered_tools():
-    fmt = turn_response_format([CITY, CONTROL_TOOLS["decision_request"]], required=True, max_calls=3)
-    schema = fmt["json_schema"]["schema"]
-    calls = schema["properties"]["tool_calls"]
-    assert calls["minItems"] == 1 and calls["maxItems"] == 3
-    names = [item["properties"]["name"]["const"] for item in calls["items"]["anyOf"]]
-    assert names == ["weather", "decision_request"]
-    assert calls["items"]["anyOf"][0]["properties"]["arguments"] == dict(CITY.parameters)
-    assert "minItems" not in turn_response_format([CITY], required=False, max_calls=3)[
-        "json_schema"]["schema"]["properties"]["tool_calls"]
+    fmt = json_mode.response_format([CITY, CONTROL_TOOLS["decision_request"]], answer=False)
+    assert fmt["type"] == "json_schema"
+    branches = fmt["json_schema"]["schema"]["anyOf"]
+    assert [b["properties"]["name"]["const"] for b in branches] == ["weather", "decision_request"]
+    assert branches[0]["properties"]["arguments"] == dict(CITY.parameters)
+    with_answer = json_mode.response_format([CITY], answer=True)["json_schema"]["schema"]["anyOf"]
+    assert with_answer[-1]["required"] == ["content"]
 
 
-def test_parse_turn_reads_calls_and_content():
-    text = '{"tool_calls": [{"name": "weather", "arguments": {"city": "Paris"}}], "content": "checking"}'
-    calls, content, problem = parse_turn(text, 3)
-    assert problem == ""
-    assert content == "checking"
-    assert calls == [ToolCall("call_3_0", "weather", '{"city": "Paris"}')]
+def test_parse_action_reads_a_call_with_the_worker_id():
+    action = json_mode.parse_action('{"name": "weather", "arguments": {"city": "Paris"}}', ["weather"],
+                                    call_id="call_3_0")
+    assert action.problem == ""
+    assert action.tool_calls == (ToolCall("call_3_0", "weather", '{"city": "Paris"}'),)
 
 
-@pytest.mark.parametrize("text", ['{"tool_calls": [{"name": "weather", "argu', "plain words", "[1]"])
-def test_parse_turn_never_raises_on_bad_output(text):
-    calls, content, problem = parse_turn(text, 1)
-    assert calls == []
-    assert content == text
-    assert problem
-
-
-def test_results_message_carries_outputs_and_budget():
-    msg = results_message([ToolResult("call_1_0", "weather", "sunny")], turns_left=2)
-    assert msg.startswith("Tool results:\n")
-    assert json.loads(msg.splitlines()[1]) == [{"id": "call_1_0", "name": "weather", "ok": True, "output": "sunny"}]
-    assert msg.endswith("Tool turns left: 2.")
+@pytest.mark.parametrize("text", ['{"name": "weather", "argu', "plain words", "[1]"])
+def test_parse_action_never_raises_on_bad_output(text):
+    action = json_mode.parse_action(text, ["weather"])
+    assert action.tool_calls == ()
+    assert action.content == text
+    assert action.problem

@@ -35,6 +35,8 @@ class EventType(str, enum.Enum):
     AGENT_TURN_END = "agent.turn.end"
     TOOL_CALL_START = "tool.call.start"
     TOOL_CALL_END = "tool.call.end"
+    #: An agent chose how it talks to the model (``mode="auto"`` announces its pick; never silent).
+    AGENT_MODE_CHOSEN = "agent.mode_chosen"
     #: An engine dropped the tools from a request because the server said it does not support them.
     TOOLS_DROPPED = "engine.tools_dropped"
     #: A different engine than the one asked for is used (only when the user opted in to fallback).

@@ -19,6 +19,7 @@ import cattrs
 
 __all__ = [
     "FINISH_REASONS",
+    "STOP_REASONS",
     "AgentContext",
     "AgentResult",
     "Completion",
@@ -41,6 +42,11 @@ __all__ = [
 T = TypeVar("T")
 
 FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter", "error")
+
+#: Why an agent run ended (:attr:`AgentResult.stop_reason`): the model gave its answer (``final``), the turn
+#: limit was reached (``max_turns``), the loop guard stopped a model repeating itself (``loop_guard``), the
+#: run failed (``error``) or was cancelled (``cancelled``).
+STOP_REASONS = ("final", "max_turns", "loop_guard", "error", "cancelled")
 
 _FINISH_ALIASES = {
     "stop": "stop",
@@ -273,9 +279,19 @@ class AgentContext:
     metadata: Mapping[str, Any] = attrs.field(factory=dict)
 
 
+def _stop_reason(value: str) -> str:
+    if value not in STOP_REASONS:
+        raise ValueError(f"stop_reason must be one of {', '.join(STOP_REASONS)}, got {value!r}")
+    return value
+
+
 @attrs.frozen
 class AgentResult:
-    """What an agent run produced: the final answer, the whole transcript and the tool results."""
+    """What an agent run produced: the final answer, the whole transcript and the tool results.
+
+    ``usage`` sums every model call of the run; ``messages`` is the whole transcript (the final assistant
+    message included); ``tool_results`` are in call order; ``stop_reason`` is one of :data:`STOP_REASONS`.
+    """
 
     content: str
     messages: Tuple[Message, ...] = attrs.field(default=(), converter=_tuple)
@@ -283,6 +299,7 @@ class AgentResult:
     turns: int = 0
     usage: Usage = attrs.field(factory=Usage)
     metadata: Mapping[str, Any] = attrs.field(factory=dict)
+    stop_reason: str = attrs.field(default="final", converter=_stop_reason)
 
 
 def _make_converter() -> cattrs.Converter:

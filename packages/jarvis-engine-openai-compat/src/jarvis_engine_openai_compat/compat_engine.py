@@ -38,14 +38,9 @@ from jarvis_core.errors import (
 )
 from jarvis_core.events import EventType
 from jarvis_core.plugins.registry import get_registry
+from jarvis_core.tools import json_mode
 from jarvis_core.types import Completion, MessageLike, StreamChunk
-from jarvis_engine_openai_compat.tool_modes import (
-    TOOL_MODES,
-    ConflictingOptionError,
-    constrained_messages,
-    constrained_response_format,
-    parse_constrained,
-)
+from jarvis_engine_openai_compat.tool_modes import TOOL_MODES, ConflictingOptionError
 
 __all__ = ["COMMON_OPTIONS", "LOCAL_SAMPLING", "OpenAICompatEngine"]
 
@@ -212,9 +207,14 @@ class OpenAICompatEngine(HTTPEngine):
                                              "response_format cannot be combined with tools in json_schema tool mode")
             choice = extra.pop("tool_choice", None)
             extra.pop("parallel_tool_calls", None)
-            wire_messages = constrained_messages(messages_to_dicts(messages), wire_tools, choice)
+            forced = json_mode.forced_tool_name(choice)
+            answer = choice in (None, "auto") and not forced
+            wire_messages = json_mode.rewrite_messages(messages_to_dicts(messages), wire_tools, answer=answer)
             if choice != "none":
-                extra["response_format"] = constrained_response_format(wire_tools, choice)
+                try:
+                    extra["response_format"] = json_mode.response_format_for_choice(wire_tools, choice)
+                except ValueError as exc:
+                    raise ConflictingOptionError(self.engine_id, ["tool_choice"], str(exc)) from None
             payload_tools = None
         else:
             payload_tools = wire_tools
@@ -258,12 +258,13 @@ class OpenAICompatEngine(HTTPEngine):
     # -- replies --------------------------------------------------------------------------------------
     def _finish(self, call: _Call, completion: Completion) -> Completion:
         if call.mode == "json_schema":
-            content, calls, diag = parse_constrained(completion.content, call.tool_names)
+            action = json_mode.parse_action(completion.content, call.tool_names)
             meta = {**completion.metadata, "tool_mode": "json_schema"}
-            if diag:
-                meta["parser_diagnostics"] = [diag]
-            finish = "tool_calls" if calls else completion.finish_reason
-            return attrs.evolve(completion, content=content, tool_calls=calls, finish_reason=finish, metadata=meta)
+            if action.problem:
+                meta["parser_diagnostics"] = [action.problem]
+            finish = "tool_calls" if action.tool_calls else completion.finish_reason
+            return attrs.evolve(completion, content=action.content, tool_calls=action.tool_calls, finish_reason=finish,
+                                metadata=meta)
         if call.adapter is not None:
             completion = call.adapter.postprocess(completion, call.tools)
         if call.dropped:
@@ -393,13 +394,13 @@ class OpenAICompatEngine(HTTPEngine):
         if call.dropped:
             meta["tools_dropped"] = True
         if text is not None:
-            content, calls, diag = parse_constrained(text, call.tool_names)
+            action = json_mode.parse_action(text, call.tool_names)
             meta["tool_mode"] = "json_schema"
-            if diag:
-                meta["parser_diagnostics"] = [diag]
-            finish = "tool_calls" if calls else last.finish_reason
-            out = [StreamChunk(content=content)] if content else []
-            return [*out, attrs.evolve(last, tool_calls=calls, finish_reason=finish, metadata=meta)]
+            if action.problem:
+                meta["parser_diagnostics"] = [action.problem]
+            finish = "tool_calls" if action.tool_calls else last.finish_reason
+            out = [StreamChunk(content=action.content)] if action.content else []
+            return [*out, attrs.evolve(last, tool_calls=action.tool_calls, finish_reason=finish, metadata=meta)]
         last = attrs.evolve(last, metadata=meta) if meta != last.metadata else last
         if proc is None:
             return [*final[:-1], last]

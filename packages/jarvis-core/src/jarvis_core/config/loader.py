@@ -35,7 +35,7 @@ __all__ = ["ENGINE_ENV", "ConfigWarning", "load_config"]
 #: Environment variable naming the default engine (beats ``[engine] default``).
 ENGINE_ENV = "JARVIS_ENGINE"
 
-_TOP_LEVEL = ("engine", "agent", "model_defaults")
+_TOP_LEVEL = ("engine", "agent", "agents", "tools", "model_defaults")
 
 
 class ConfigWarning(UserWarning):
@@ -81,6 +81,8 @@ def load_config(
 
     engine = _load_engine(src, data.get("engine", {}), reg)
     agent = structure_table(src, data.get("agent", {}), AgentConfig, ("agent",))
+    agents = _tables_of_tables(src, data.get("agents", {}), "agents")
+    tools = _tables_of_tables(src, data.get("tools", {}), "tools")
     model_defaults = _load_model_defaults(src, data.get("model_defaults", {}), reg)
 
     sources = {dotted(p): f"{src.path}:{line}" for p, line in src.lines.items() if src.path}
@@ -92,9 +94,23 @@ def load_config(
     for key, (var, _, option) in env_hosts.items():
         sources[dotted(("engine", key, option))] = f"env {var}"
     return JarvisConfig(
-        engine=engine, agent=agent, model_defaults=model_defaults, path=src.path, env_hosts=env_hosts,
+        engine=engine, agent=agent, agents=agents, tools=tools, model_defaults=model_defaults, path=src.path,
+        env_hosts=env_hosts,
         sources=sources,
     )
+
+
+def _tables_of_tables(src: TomlSource, table: Any, name: str) -> Dict[str, Dict[str, Any]]:
+    """``[agents.<key>]`` / ``[tools.<key>]``: each entry must be a table; its keys are checked by the agent or
+    tool that reads them."""
+    if not isinstance(table, dict):
+        raise type_error(src, (name,), "a table of tables", table)
+    out: Dict[str, Dict[str, Any]] = {}
+    for key, value in table.items():
+        if not isinstance(value, dict):
+            raise type_error(src, (name, key), "a table", value)
+        out[key] = dict(value)
+    return out
 
 
 def _read_source(path: Union[str, os.PathLike, None], env: Mapping[str, str]) -> TomlSource:

@@ -116,6 +116,10 @@ class JarvisConfig:
 
     engine: EngineSettings = attrs.field(factory=EngineSettings)
     agent: AgentConfig = attrs.field(factory=AgentConfig)
+    #: ``[agents.<key>]`` tables: per-agent settings and options, as written (the agent checks them).
+    agents: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
+    #: ``[tools.<key>]`` tables: options passed to the tool's constructor by ``create_tool``.
+    tools: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
     #: ``pattern -> {field: value}`` user rules for :func:`jarvis_core.defaults.resolve` (``user_rules=``).
     model_defaults: Mapping[str, Dict[str, Any]] = attrs.field(factory=dict)
     #: The file this config was read from (``None``: built-in defaults only).

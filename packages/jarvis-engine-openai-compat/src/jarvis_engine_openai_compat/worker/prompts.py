@@ -17,6 +17,7 @@ import datetime as _dt
 from typing import Optional, Sequence
 
 from jarvis_core.errors import ConfigError
+from jarvis_core.tools import json_mode
 from jarvis_core.types import ToolSpec
 
 __all__ = ["DEFAULT_PLATFORM_GUIDANCE", "build_bios", "current_time_line", "resolve_timezone"]
@@ -35,11 +36,6 @@ _CONTROL_RULES = (
     "Control tools send a one-way signal to the orchestrator: low_confidence, needs_external_info, "
     "needs_stronger_reasoner, tool_limits_reached and decision_request. Call decision_request when a "
     "decision is not yours to make; it ends your turn."
-)
-_JSON_TOOL_RULES = (
-    'Reply format: one JSON object {"tool_calls": [{"name": <tool name>, "arguments": {...}}], '
-    '"content": <text>}. Put the calls you want in "tool_calls" (an empty list when you need none) and your '
-    'answer or notes in "content". The results come back in the next user message.'
 )
 
 
@@ -67,16 +63,6 @@ def current_time_line(now: _dt.datetime, zone_name: Optional[str]) -> str:
     return f"Current date and time: {now.strftime('%A %Y-%m-%d %H:%M')} ({label}, {utc})."
 
 
-def _tool_list(tools: Sequence[ToolSpec]) -> str:
-    import json
-
-    lines = ["Tools you can call:"]
-    for spec in tools:
-        params = json.dumps(dict(spec.parameters), ensure_ascii=False, sort_keys=True)
-        lines.append(f"- {spec.name}: {spec.description} Arguments: {params}")
-    return "\n".join(lines)
-
-
 def build_bios(
     *,
     now: _dt.datetime,
@@ -101,8 +87,7 @@ def build_bios(
         if control_tools:
             parts.append(_CONTROL_RULES)
         if json_tools:
-            parts.append(_JSON_TOOL_RULES)
-            parts.append(_tool_list(tools))
+            parts.append(json_mode.tool_note(tools))
     hints = list(capability_hints)
     if ctx_per_slot:
         hints.append(f"Your context window holds {ctx_per_slot} tokens, this prompt included.")

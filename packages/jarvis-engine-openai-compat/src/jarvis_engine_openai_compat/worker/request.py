@@ -21,10 +21,11 @@ from jarvis_core.engine.messages import coerce_messages
 from jarvis_core.engine.openai_wire import ChatStreamDecoder, build_chat_payload
 from jarvis_core.engine.streams import SSEDecoder, decode_json
 from jarvis_core.errors import ContextLengthError, EngineError, EngineHTTPError, UnknownNameError
+from jarvis_core.tools import json_mode
+from jarvis_core.tools.schema import check_arguments
 from jarvis_core.types import Message, MessageLike, ToolCall, ToolResult, ToolSpec, Usage
 
 from .config import WorkerConfig
-from .json_tools import parse_turn, results_message, turn_response_format
 from .loop_detector import LoopDetector
 from .prompts import build_bios
 from .record import RequestRecord
@@ -37,7 +38,7 @@ from .signals import (
     signal_from_call,
 )
 from .state import RequestState, ToolTraceEntry
-from .tools import ToolRunner, check_arguments, run_tool_call
+from .tools import ToolRunner, run_tool_call
 
 __all__ = ["RequestSpec", "WorkerContext", "build_spec", "run_request"]
 
@@ -162,7 +163,7 @@ def run_request(ctx: WorkerContext, rec: RequestRecord, spec: RequestSpec, tz_na
 def _tool_loop(ctx: WorkerContext, rec: RequestRecord, spec: RequestSpec, tz_name: Optional[str]) -> None:
     cfg = ctx.config
     limits = cfg.tools
-    json_mode = ctx.tool_mode == "json_schema"
+    json_tools = ctx.tool_mode == "json_schema"
     offered = list(spec.tools) + list(spec.control_tools)
     bios = build_bios(
         now=spec.now or _dt.datetime.now().astimezone(),
@@ -170,7 +171,7 @@ def _tool_loop(ctx: WorkerContext, rec: RequestRecord, spec: RequestSpec, tz_nam
         tools=offered,
         control_tools=bool(spec.control_tools),
         tool_budget=limits.budget,
-        json_tools=json_mode,
+        json_tools=json_tools,
         ctx_per_slot=cfg.ctx_per_slot,
         capability_hints=cfg.capability_hints,
         platform_guidance=cfg.platform_guidance,
@@ -182,7 +183,7 @@ def _tool_loop(ctx: WorkerContext, rec: RequestRecord, spec: RequestSpec, tz_nam
     usage = Usage()
     while True:
         tools_now = offered if (offered and rec.tool_calls_left > 0) else []
-        turn = _stream_turn(ctx, rec, _payload(ctx, rec, spec, messages, tools_now, json_mode), detector)
+        turn = _stream_turn(ctx, rec, _payload(ctx, rec, spec, messages, tools_now, json_tools), detector)
         if turn.usage is not None:
             usage = Usage(usage.prompt_tokens + turn.usage.prompt_tokens,
                           usage.completion_tokens + turn.usage.completion_tokens)
@@ -190,11 +191,13 @@ def _tool_loop(ctx: WorkerContext, rec: RequestRecord, spec: RequestSpec, tz_nam
             rec.usage = usage
             rec.timings = dict(turn.timings)
         calls, content = list(turn.calls), turn.content
-        if json_mode and tools_now:
-            calls, content, problem = parse_turn(turn.content, rec.iteration + 1)
-            if problem:
+        if json_tools and tools_now:
+            action = json_mode.parse_action(turn.content, [t.name for t in tools_now],
+                                            call_id=f"call_{rec.iteration + 1}_0")
+            calls, content = list(action.tool_calls), action.content or ""
+            if action.problem:
                 with rec.lock:
-                    rec.detail = problem
+                    rec.detail = action.problem
         decision = turn.decision or (first_decision(calls) if cfg.stop_on_decision_request else None)
         if decision is not None:  # it ends the run: handle it first, skip the rest of the turn
             calls = [decision, *(c for c in calls if c is not decision)]
@@ -211,9 +214,10 @@ def _tool_loop(ctx: WorkerContext, rec: RequestRecord, spec: RequestSpec, tz_nam
             return
         if rec.final:
             raise _Ended
-        if json_mode:
+        if json_tools:
             messages.append(Message.assistant(turn.content))
-            messages.append(Message.user(results_message(results, rec.tool_calls_left)))
+            lines = [json_mode.tool_result_text(r.name, r.content) for r in results]
+            messages.append(Message.user("\n".join([*lines, f"Tool turns left: {rec.tool_calls_left}."])))
         else:
             messages.append(Message.assistant(content or None, tool_calls=calls))
             note = f"\n[tool turns left: {rec.tool_calls_left}]"
@@ -223,20 +227,19 @@ def _tool_loop(ctx: WorkerContext, rec: RequestRecord, spec: RequestSpec, tz_nam
 
 
 def _payload(ctx: WorkerContext, rec: RequestRecord, spec: RequestSpec, messages: Sequence[Message],
-             tools_now: Sequence[ToolSpec], json_mode: bool) -> Dict[str, Any]:
+             tools_now: Sequence[ToolSpec], json_tools: bool) -> Dict[str, Any]:
     cfg = ctx.config
     options: Dict[str, Any] = {"id_slot": rec.slot, "cache_prompt": True, "return_progress": True}
     if spec.response_format is not None:
         options["response_format"] = dict(spec.response_format)
-    if tools_now and json_mode:
-        options["response_format"] = turn_response_format(
-            tools_now, required=spec.tool_choice == "required", max_calls=cfg.tools.max_calls_per_turn)
+    if tools_now and json_tools:
+        options["response_format"] = json_mode.response_format(tools_now, answer=spec.tool_choice != "required")
     elif tools_now:
         options["tool_choice"] = spec.tool_choice
     temperature = spec.temperature if spec.temperature is not None else cfg.temperature
     return build_chat_payload(
         messages, model=cfg.model_alias, temperature=temperature, max_tokens=spec.max_tokens,
-        tools=None if json_mode else (tools_now or None), stream=True, options=options,
+        tools=None if json_tools else (tools_now or None), stream=True, options=options,
     )
 
 
@@ -358,7 +361,7 @@ def _run_one(ctx: WorkerContext, rec: RequestRecord, call: ToolCall, index: int,
     if spec is None or ctx.runner is None:
         text = f"error: there is no tool named {call.name!r}; available: {', '.join(sorted(specs)) or 'none'}"
         return entry("error", detail=text), ToolResult(call.id, call.name, text, ok=False)
-    args, problem = check_arguments(spec, call.arguments)
+    args, problem = check_arguments(spec.parameters, call.arguments)
     if args is None:
         text = f"error: bad arguments for {call.name}: {problem}"
         return entry("error", detail=text), ToolResult(call.id, call.name, text, ok=False)

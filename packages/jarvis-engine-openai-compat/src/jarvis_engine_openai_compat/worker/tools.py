@@ -1,7 +1,7 @@
 """Tools for the worker's tool loop: the pluggable runner, the default in-process runner, and the limits.
 
 The worker owns the uniform part (offering tools in the OpenAI function-calling schema, parsing calls,
-checking arguments, enforcing the per-tool timeout and the output cap, resuming the conversation); a
+checking arguments with :mod:`jarvis_core.tools.schema`, enforcing the per-tool timeout and the output cap, resuming the conversation); a
 :class:`ToolRunner` owns how a tool runs (in this process, in a subprocess, remotely), so it decides how
 heavy a tool is. :func:`run_tool_call` is the enforcement point: whatever the runner does, a call that
 overruns its timeout ends as a ``timeout`` result and the loop moves on (the runner's work is abandoned,
@@ -12,34 +12,21 @@ Control tools (:mod:`.signals`) never reach a runner.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple, runtime_checkable
 
 import attrs
 
+from jarvis_core.tools.output import cap_output, to_text
 from jarvis_core.types import ToolCall, ToolResult, ToolSpec
 
 __all__ = [
     "InProcessToolRunner",
     "ToolRun",
     "ToolRunner",
-    "cap_output",
-    "check_arguments",
     "run_tool_call",
 ]
-
-_JSON_TYPES: Dict[str, Tuple[type, ...]] = {
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "array": (list,),
-    "object": (dict,),
-    "null": (type(None),),
-}
-
 
 @runtime_checkable
 class ToolRunner(Protocol):
@@ -54,44 +41,6 @@ class ToolRunner(Protocol):
         A failure is a :class:`ToolResult` with ``ok=False`` (raising works too: the worker turns the
         exception into such a result).
         """
-
-
-def cap_output(text: str, cap: int) -> Tuple[str, bool]:
-    """``text`` cut to at most ``cap`` characters with a visible marker; returns (text, was_cut)."""
-    if len(text) <= cap:
-        return text, False
-    marker = f"\n[output truncated: {len(text)} characters, showing the first {{kept}}]"
-    kept = max(0, cap - len(marker.format(kept=cap)))
-    return text[:kept] + marker.format(kept=kept), True
-
-
-def check_arguments(spec: Optional[ToolSpec], raw: str) -> Tuple[Optional[Dict[str, Any]], str]:
-    """Decode and check a call's JSON arguments against its tool's schema (required keys, top-level types,
-    no unknown keys when ``additionalProperties`` is false). Returns (arguments, "") or (None, problem)."""
-    try:
-        args = json.loads(raw) if raw and raw.strip() else {}
-    except ValueError as exc:
-        return None, f"arguments are not valid JSON ({exc.msg} at {exc.pos})"
-    if not isinstance(args, dict):
-        return None, f"arguments must be a JSON object, got {type(args).__name__}"
-    if spec is None:
-        return args, ""
-    schema = spec.parameters or {}
-    props = schema.get("properties") or {}
-    missing = [k for k in schema.get("required") or () if k not in args]
-    if missing:
-        return None, f"missing required argument(s): {', '.join(missing)}"
-    if schema.get("additionalProperties") is False:
-        extra = [k for k in args if k not in props]
-        if extra:
-            return None, f"unknown argument(s): {', '.join(extra)}"
-    for key, value in args.items():
-        expected = (props.get(key) or {}).get("type")
-        names = expected if isinstance(expected, list) else [expected] if expected else []
-        kinds = tuple(t for n in names for t in _JSON_TYPES.get(n, ()))
-        if kinds and not (isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)):
-            return None, f"argument {key!r} must be of type {'/'.join(names)}, got {type(value).__name__}"
-    return args, ""
 
 
 @attrs.frozen
@@ -149,20 +98,11 @@ def run_tool_call(
         text = f"error: {type(value).__name__}: {value}"
         return ToolRun(ToolResult(call.id, call.name, text, ok=False, duration_s=duration), "error", len(text))
     if not isinstance(value, ToolResult):
-        value = ToolResult(call.id, call.name, _to_text(value))
+        value = ToolResult(call.id, call.name, to_text(value))
     raw = value.content or ""
     content, cut = cap_output(raw, output_cap)
     result = ToolResult(call.id, call.name, content, ok=value.ok, truncated=cut or value.truncated, duration_s=duration)
     return ToolRun(result, "ok" if value.ok else "error", len(raw))
-
-
-def _to_text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return str(value)
 
 
 class InProcessToolRunner:
@@ -207,4 +147,4 @@ class InProcessToolRunner:
             return ToolResult(call.id, call.name, f"error: no tool named {call.name!r}", ok=False)
         started = time.monotonic()
         value = entry[1](**arguments)
-        return ToolResult(call.id, call.name, _to_text(value), duration_s=time.monotonic() - started)
+        return ToolResult(call.id, call.name, to_text(value), duration_s=time.monotonic() - started)

@@ -1,0 +1,66 @@
+"""The state of one agent run (:class:`AgentRun`). Agents keep all per-run state here, never on ``self``,
+so one agent object can serve concurrent runs."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any, Dict, List, Optional
+
+from jarvis_core.types import AgentContext, AgentResult, Completion, Message, ToolResult, Usage
+
+__all__ = ["AgentRun", "add_usage", "new_run_id"]
+
+
+def new_run_id() -> str:
+    """A fresh run id (``run_<hex>``)."""
+    return f"run_{uuid.uuid4().hex[:16]}"
+
+
+def add_usage(a: Usage, b: Optional[Usage]) -> Usage:
+    """The sum of two usages."""
+    if b is None:
+        return a
+    return Usage(a.prompt_tokens + b.prompt_tokens, a.completion_tokens + b.completion_tokens,
+                 a.total_tokens + b.total_tokens)
+
+
+class AgentRun:
+    """One run: its id, input, working transcript, tool results, usage and turn count.
+
+    ``messages`` starts as a private copy of the context's conversation (the caller's context is never
+    changed); ``completion`` holds the last model reply (set by
+    :meth:`~jarvis_core.agents.BaseAgent.call_model`); ``result`` is set once by :meth:`finish`.
+    ``state`` is free for an agent's own per-run values.
+    """
+
+    def __init__(self, run_id: str, input: str, context: Optional[AgentContext], executor: Any = None) -> None:
+        self.run_id = run_id
+        self.input = input
+        self.context = context or AgentContext()
+        self.messages: List[Message] = []
+        self.tool_results: List[ToolResult] = []
+        self.usage = Usage()
+        self.turns = 0
+        self.model_calls = 0
+        self.completion: Optional[Completion] = None
+        self.executor = executor
+        self.result: Optional[AgentResult] = None
+        self.state: Dict[str, Any] = {}
+        self.started = time.monotonic()
+
+    def finish(self, content: str, stop_reason: str, **metadata: Any) -> AgentResult:
+        """Record the run's result (``stop_reason`` from :data:`~jarvis_core.types.STOP_REASONS`)."""
+        self.result = AgentResult(
+            content=content,
+            messages=tuple(self.messages),
+            tool_results=tuple(self.tool_results),
+            turns=self.turns,
+            usage=self.usage,
+            metadata={"run_id": self.run_id, "model_calls": self.model_calls, **metadata},
+            stop_reason=stop_reason,
+        )
+        return self.result
+
+    def __repr__(self) -> str:
+        return f"<AgentRun {self.run_id} turns={self.turns}>"
