@@ -80,9 +80,10 @@ class ChunkWriter:
         self._head = _dumps(head)[:-1] + b',"choices":'
         self._usage_field = b',"usage":null}' if include_usage else b"}"
 
-    def _chunk(self, delta: Dict[str, Any], finish_reason: Optional[str] = None) -> bytes:
+    def _chunk(self, delta: Dict[str, Any], finish_reason: Optional[str] = None, usage: Optional[Usage] = None) -> bytes:
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
-        return b"data: " + self._head + b"[" + _dumps(choice) + b"]" + self._usage_field + b"\n\n"
+        tail = self._usage_field if usage is None else b',"usage":' + _dumps(usage_object(usage)) + b"}"
+        return b"data: " + self._head + b"[" + _dumps(choice) + b"]" + tail + b"\n\n"
 
     def role(self) -> bytes:
         """The first chunk: the assistant role and empty content."""
@@ -99,8 +100,9 @@ class ChunkWriter:
         self.tool_index += len(deltas)
         return self._chunk({"tool_calls": deltas})
 
-    def finish(self, reason: str) -> bytes:
-        return self._chunk({}, reason)
+    def finish(self, reason: str, usage: Optional[Usage] = None) -> bytes:
+        """The chunk carrying ``finish_reason`` (and ``usage`` when given: the managed-agents stream)."""
+        return self._chunk({}, reason, usage)
 
     def usage(self, usage: Optional[Usage]) -> bytes:
         """The chunk after the finish chunk when usage was asked for: no choices, just ``usage``."""

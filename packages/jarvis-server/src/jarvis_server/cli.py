@@ -40,6 +40,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    "the first the engine offers")
     g.add_argument("--max-tokens", type=int, default=1024, metavar="N",
                    help="max_tokens for requests that send none (default 1024; a request's own value is kept)")
+    g.add_argument("--no-agents", action="store_true", help="do not serve /v1/managed-agents")
+    g.add_argument("--db", metavar="PATH", help="managed-agents database (default: agents.db in the jarvis home)")
     return p
 
 
@@ -76,6 +78,10 @@ def run(args: argparse.Namespace) -> int:
     managed = None
     try:
         model = resolve_model(choice.engine, choice.key, config, args.model, announce=output.announce)
+        if not args.no_agents:
+            from jarvis_server.managed.service import open_service
+
+            managed = open_service(choice.engine, model=model, path=args.db, config=config)
         app = create_app(choice.engine, engine_key=choice.key, model=model, token=token, allowed_hosts=hosts,
                          default_max_tokens=args.max_tokens, managed=managed)
         asyncio.run(verify_front_door(app))
