@@ -25,6 +25,10 @@ def _dumps(obj: Any) -> bytes:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
 
 
+#: JSON string quoting (the C implementation behind json.dumps for a str, without its per-call overhead).
+_quote = getattr(json.encoder, "c_encode_basestring", None) or json.encoder.encode_basestring
+
+
 def sse(data: Any, event: Optional[str] = None) -> bytes:
     """One SSE event carrying ``data`` as JSON."""
     head = b"event: " + event.encode() + b"\n" if event else b""
@@ -70,7 +74,7 @@ def completion_object(completion: Completion, *, model: str) -> Dict[str, Any]:
 class ChunkWriter:
     """Builds the SSE bytes of one streamed response (one id, one ``created``, one model)."""
 
-    __slots__ = ("_head", "_usage_field", "include_usage", "tool_index")
+    __slots__ = ("_content_post", "_content_pre", "_head", "_usage_field", "include_usage", "tool_index")
 
     def __init__(self, model: str, *, include_usage: bool = False, chunk_id: Optional[str] = None) -> None:
         self.include_usage = include_usage
@@ -79,6 +83,9 @@ class ChunkWriter:
         head = {"id": chunk_id or new_id(), "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
         self._head = _dumps(head)[:-1] + b',"choices":'
         self._usage_field = b',"usage":null}' if include_usage else b"}"
+        # Content deltas are most of a stream: their bytes are a fixed prefix, the quoted text, a fixed suffix.
+        self._content_pre = b"data: " + self._head + b'[{"index":0,"delta":{"content":'
+        self._content_post = b'},"logprobs":null,"finish_reason":null}]' + self._usage_field + b"\n\n"
 
     def _chunk(self, delta: Dict[str, Any], finish_reason: Optional[str] = None, usage: Optional[Usage] = None) -> bytes:
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
@@ -90,7 +97,7 @@ class ChunkWriter:
         return self._chunk({"role": "assistant", "content": ""})
 
     def content(self, text: str) -> bytes:
-        return self._chunk({"content": text})
+        return self._content_pre + _quote(text).encode() + self._content_post
 
     def reasoning(self, text: str) -> bytes:
         return self._chunk({"reasoning_content": text})

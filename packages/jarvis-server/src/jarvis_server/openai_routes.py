@@ -9,6 +9,7 @@ with an OpenAI error object; a failure after the first byte is an ``error`` SSE 
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 from typing import Any, AsyncIterator, Dict, Optional
@@ -105,35 +106,63 @@ async def _aclose(chunks: Any) -> None:
         await close()
 
 
+def _render(chunk: StreamChunk, writer: ChunkWriter) -> bytes:
+    out = b""
+    if chunk.reasoning:
+        out += writer.reasoning(chunk.reasoning)
+    if chunk.content:
+        out += writer.content(chunk.content)
+    if chunk.tool_calls:
+        out += writer.tool_calls(chunk.tool_calls)
+    return out
+
+
 async def _sse(first: Optional[StreamChunk], chunks: AsyncIterator[StreamChunk], writer: ChunkWriter) -> AsyncIterator[bytes]:
-    yield writer.role()
-    usage = None
-    finish: Optional[str] = None
+    # The engine is read by a task of its own that renders into a buffer; the response takes whatever has
+    # piled up at each wake-up. A slow model gets one write per token; a burst (the backend sent many
+    # chunks in one packet) becomes one write instead of hundreds.
+    buf = bytearray(writer.role())
+    ready = asyncio.Event()
+    done = False
+
+    async def produce() -> None:
+        nonlocal done
+        usage = None
+        finish: Optional[str] = None
+        try:
+            chunk = first
+            while chunk is not None:
+                buf.extend(_render(chunk, writer))
+                ready.set()
+                usage = chunk.usage or usage
+                finish = chunk.finish_reason or finish
+                try:
+                    chunk = await chunks.__anext__()
+                except StopAsyncIteration:
+                    chunk = None
+            if finish == "error":
+                raise StreamError("the engine ended the stream with an error")
+            buf.extend(writer.final(normalize_finish_reason(finish, has_tool_calls=writer.tool_index > 0), usage))
+        except Exception as exc:
+            buf.extend(sse_error(exc))
+        finally:
+            done = True
+            ready.set()
+            await _aclose(chunks)
+
+    task = asyncio.get_running_loop().create_task(produce())
     try:
-        chunk = first
-        while chunk is not None:
-            out = b""
-            if chunk.reasoning:
-                out += writer.reasoning(chunk.reasoning)
-            if chunk.content:
-                out += writer.content(chunk.content)
-            if chunk.tool_calls:
-                out += writer.tool_calls(chunk.tool_calls)
-            usage = chunk.usage or usage
-            finish = chunk.finish_reason or finish
-            if out:
+        while True:
+            await ready.wait()
+            ready.clear()
+            if buf:
+                out = bytes(buf)
+                buf.clear()
                 yield out
-            try:
-                chunk = await chunks.__anext__()
-            except StopAsyncIteration:
-                chunk = None
-        if finish == "error":
-            raise StreamError("the engine ended the stream with an error")
-        yield writer.final(normalize_finish_reason(finish, has_tool_calls=writer.tool_index > 0), usage)
-    except Exception as exc:
-        yield sse_error(exc)
+            if done and not buf:
+                break
     finally:
-        await _aclose(chunks)
+        task.cancel()
 
 
 async def list_models(request: Request) -> Response:

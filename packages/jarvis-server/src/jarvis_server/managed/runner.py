@@ -151,11 +151,14 @@ async def events_as_sse(run: RunTask, model: str) -> AsyncIterator[bytes]:
             except asyncio.TimeoutError:
                 yield b": keep-alive\n\n"
                 continue
-            if item is END:
-                break
-            out = _event_bytes(item, writer)
+            items = [item]
+            while not run.queue.empty():  # coalesce what piled up into one write
+                items.append(run.queue.get_nowait())
+            out = b"".join(_event_bytes(i, writer) for i in items if i is not END)
             if out:
                 yield out
+            if END in items:
+                break
         yield DONE
     finally:
         run.cancel()
