@@ -76,11 +76,14 @@ def create_app(
     default_max_tokens: int = 1024,
     threads: int = 64,
     managed: Optional[Any] = None,
+    agent: Optional[str] = None,
+    config: Optional[Any] = None,
 ) -> SecurityLayer:
     """The application: the OpenAI-compatible routes (and managed agents when ``managed`` is given) over
-    ``engine``, behind the security layer. The caller owns ``engine`` (closes it)."""
+    ``engine``, behind the security layer. The caller owns ``engine`` (closes it). ``agent`` names a
+    registered agent that answers chat completions by default; ``config`` is the jarvis config agents read."""
     state = ServerState(engine, engine_key=engine_key, model=model, default_max_tokens=default_max_tokens,
-                        threads=threads, managed=managed)
+                        threads=threads, managed=managed, agent=agent, config=config)
     holder: List[SecurityLayer] = []
 
     @contextlib.asynccontextmanager

@@ -8,6 +8,7 @@ content-part arrays (``text`` parts are joined; any other part is a 400 naming i
 
 Nothing is dropped silently: a field this server does not know is a 400 naming it, and a field the engine
 does not allow is a 400 naming it (checked with the engine's own allow-list before it is called).
+``agent`` (a jarvis extension) names a registered agent to answer through.
 ``max_tokens`` (or ``max_completion_tokens``) reaches the engine exactly as sent; when the client sends
 neither, the server's default applies.
 """
@@ -32,7 +33,7 @@ ENGINE_OPTIONS = (
 #: Fields read by the server itself.
 OWN_FIELDS = (
     "model", "messages", "stream", "stream_options", "max_tokens", "max_completion_tokens", "temperature",
-    "tools", "n",
+    "tools", "n", "agent",
 )
 KNOWN_FIELDS = frozenset(ENGINE_OPTIONS + OWN_FIELDS)
 
@@ -52,6 +53,7 @@ class ChatRequest:
     temperature: Optional[float] = None
     tools: Optional[List[Dict[str, Any]]] = None
     options: Dict[str, Any] = attrs.field(factory=dict)
+    agent: Optional[str] = None
 
 
 def _bad(message: str, param: str, code: str = "invalid_request") -> RequestError:
@@ -183,6 +185,9 @@ def parse_chat_request(body: Any, *, default_model: str, allowed_options: Sequen
     n = body.get("n")
     if n not in (None, 1):
         raise _bad("this server returns one choice: n must be 1", "n")
+    agent = body.get("agent")
+    if agent is not None and (not isinstance(agent, str) or not agent):
+        raise _bad("agent must be the name of a registered agent", "agent")
     allowed = set(allowed_options)
     options: Dict[str, Any] = {}
     for key in ENGINE_OPTIONS:
@@ -201,4 +206,5 @@ def parse_chat_request(body: Any, *, default_model: str, allowed_options: Sequen
         temperature=_number(body, "temperature", 0, 2),
         tools=_tools(body.get("tools")),
         options=options,
+        agent=agent,
     )

@@ -38,6 +38,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     g.add_argument("--engine-host", metavar="URL", help="address of the engine's server")
     g.add_argument("--model", metavar="ID", help="model served when a request names none; default: config, then "
                    "the first the engine offers")
+    g.add_argument("--agent", metavar="NAME", help="answer chat completions through this registered agent "
+                   "(a request's own 'agent' field wins)")
     g.add_argument("--max-tokens", type=int, default=1024, metavar="N",
                    help="max_tokens for requests that send none (default 1024; a request's own value is kept)")
     g.add_argument("--no-agents", action="store_true", help="do not serve /v1/managed-agents")
@@ -74,6 +76,10 @@ def run(args: argparse.Namespace) -> int:
         raise JarvisError("--allow-host '*' turns off the DNS-rebinding guard; it needs a token")
 
     config = load_config()
+    if args.agent:
+        from jarvis_core.plugins.registry import get_registry
+
+        get_registry().get("agent", args.agent)  # an unknown name is an error listing the installed agents
     choice = choose_engine(config, args.engine, host=args.engine_host, announce=output.announce)
     managed = None
     try:
@@ -83,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
 
             managed = open_service(choice.engine, model=model, path=args.db, config=config)
         app = create_app(choice.engine, engine_key=choice.key, model=model, token=token, allowed_hosts=hosts,
-                         default_max_tokens=args.max_tokens, managed=managed)
+                         default_max_tokens=args.max_tokens, managed=managed, agent=args.agent, config=config)
         asyncio.run(verify_front_door(app))
         server = uvicorn.Server(uvicorn_config(app, args.host, args.port))
         auth = "bearer token required" if token else "no token, loopback only"

@@ -79,6 +79,10 @@ async def chat_completions(request: Request) -> Response:
     try:
         req = parse_chat_request(await read_json(request), default_model=state.model,
                                  allowed_options=sorted(state.engine.allowed_options))
+        if req.agent or state.agent:
+            from jarvis_server.agent_chat import agent_completion
+
+            return await agent_completion(state, req, req.agent or state.agent or "")
         kwargs = _engine_kwargs(state, req)
         if not req.stream:
             call = functools.partial(state.engine.generate, req.messages, **kwargs)

@@ -21,6 +21,8 @@ class ServerState:
     :param default_max_tokens: ``max_tokens`` when a request sends none (a request's own value is never raised).
     :param threads: how many blocking engine calls may run at once in worker threads.
     :param managed: the managed-agents service, when enabled.
+    :param agent: the registered agent answering chat completions that name none (``None``: the engine).
+    :param config: the jarvis config (agents read their ``[agents.<key>]`` tables from it).
     """
 
     def __init__(
@@ -32,6 +34,8 @@ class ServerState:
         default_max_tokens: int = 1024,
         threads: int = 64,
         managed: Optional[Any] = None,
+        agent: Optional[str] = None,
+        config: Optional[Any] = None,
     ) -> None:
         self.engine = engine
         self.engine_key = engine_key
@@ -39,6 +43,8 @@ class ServerState:
         self.default_max_tokens = default_max_tokens
         self.limiter = anyio.CapacityLimiter(threads)
         self.managed = managed
+        self.agent = agent
+        self.config = config
 
     def __repr__(self) -> str:
         return f"ServerState({self.engine_key!r}, model={self.model!r})"
