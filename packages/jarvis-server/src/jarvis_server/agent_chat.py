@@ -11,7 +11,7 @@ response starts, so a failure there is an ordinary HTTP error.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncIterator, List
+from typing import Any, AsyncIterator, Dict, List
 
 import anyio.to_thread
 from starlette.responses import Response, StreamingResponse
@@ -29,7 +29,8 @@ __all__ = ["agent_completion"]
 def _build(state: ServerState, req: ChatRequest, key: str) -> Any:
     from jarvis_core.agents.factory import create_agent
 
-    settings = {k: v for k, v in (("temperature", req.temperature), ("max_tokens", req.max_tokens)) if v is not None}
+    settings: Dict[str, Any] = {k: v for k, v in (("temperature", req.temperature), ("max_tokens", req.max_tokens))
+                                if v is not None}
     try:
         return create_agent(key, state.engine, model=req.model, config=state.config, **settings, **req.options)
     except UnknownNameError as exc:
