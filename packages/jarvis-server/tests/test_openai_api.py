@@ -191,3 +191,10 @@ def test_models_and_health(serve):
     assert health.status_code == 200 and health.json() == {"status": "ok", "engine": "fake", "model": "fake-model"}
     sick = serve(FakeEngine([], healthy=False))
     assert httpx.get(sick.url + "/health").status_code == 503
+
+
+def test_unexpected_errors_do_not_leak_their_text(serve, caplog):
+    server = serve(FakeEngine([RuntimeError("connect failed with key sk-live-0123456789")]))
+    r = httpx.post(server.url + "/v1/chat/completions", json={"model": "m", "messages": ASK})
+    assert r.status_code == 500 and r.json()["error"]["code"] == "internal_error"
+    assert "sk-live" not in r.text and "RuntimeError" in r.json()["error"]["message"]
