@@ -12,7 +12,7 @@ import warnings
 import pytest
 
 from jarvis_core.cli import output
-from jarvis_core.cli.main import COMMANDS, build_parser, main
+from jarvis_core.cli.main import COMMANDS, build_parser, main, plugin_commands
 from jarvis_core.errors import ConfigError, JarvisError
 from jarvis_core.plugins import PluginLoadWarning
 
@@ -59,7 +59,10 @@ def test_only_the_running_command_is_built():
     sub = next(a for a in parser._actions if a.dest == "command")
     assert list(sub.choices) == ["plugins"]
     listing = build_parser(None)
-    assert list(next(a for a in listing._actions if a.dest == "command").choices) == list(COMMANDS)
+    listed = list(next(a for a in listing._actions if a.dest == "command").choices)
+    # Built-ins first, in order; then whatever commands installed plugins registered.
+    assert listed[: len(COMMANDS)] == list(COMMANDS)
+    assert set(listed[len(COMMANDS):]) == set(plugin_commands())
 
 
 def test_every_command_module_that_exists_follows_the_contract(capsys):

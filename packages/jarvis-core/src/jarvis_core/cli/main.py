@@ -4,6 +4,13 @@ Each command module exposes ``add_parser(subparsers)`` and ``run(args) -> int`` 
 inside ``run``. Only the module of the command being run is imported: the others appear in ``jarvis --help``
 through the one-line summaries below, so ``jarvis plugins`` never pays for httpx, attrs or the config code.
 
+Plugins add commands through the ``jarvis_register_commands`` hook (``jarvis serve`` comes from
+jarvis-server). A built-in command never scans the registry. ``jarvis --help`` and a plugin command scan it
+(the cost of ``jarvis plugins``) but import only the target of the command being run; ``--help`` lists plugin
+commands from their registered descriptions. A plugin command that fails to load is an error naming its
+plugin and distribution when it is run, and leaves every other command working. A plugin cannot take a
+built-in command's name: it is skipped with a warning naming it.
+
 Exit status: 0 on success, 1 on an error (one line on stderr saying what to do; the traceback only with
 ``--debug``), 2 on a usage error, 130 on Ctrl-C.
 """
@@ -15,11 +22,11 @@ import importlib
 import os
 import sys
 import warnings
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from jarvis_core.cli import output
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+__all__ = ["COMMANDS", "build_parser", "main", "plugin_commands"]
 
 #: command -> (module, one-line summary). Modules are imported only when their command runs.
 COMMANDS: Dict[str, Tuple[str, str]] = {
@@ -51,11 +58,11 @@ def _selected_command(argv: Sequence[str]) -> Optional[str]:
         if arg == "--":
             return None
         if not arg.startswith("-"):
-            return arg if arg in COMMANDS else None
+            return arg
     return None
 
 
-def _command_module(name: str):  # -> module
+def _command_module(name: str) -> Any:
     module_name = COMMANDS[name][0]
     try:
         return importlib.import_module(module_name)
@@ -67,11 +74,68 @@ def _command_module(name: str):  # -> module
         raise JarvisError(f"the '{name}' command is not available in this jarvis-core build ({module_name} is missing)") from None
 
 
+def plugin_commands() -> Dict[str, Any]:
+    """The commands plugins registered, by name (:class:`~jarvis_core.plugins.Registration` values).
+
+    Scans the registry but imports no command target. A registration that takes a built-in command's name
+    is left out with a :class:`~jarvis_core.plugins.PluginLoadWarning` naming it and its distribution.
+    """
+    from jarvis_core.plugins.manager import PluginLoadWarning
+    from jarvis_core.plugins.registry import get_registry
+
+    found: Dict[str, Any] = {}
+    for name, reg in get_registry().items("command").items():
+        if name in COMMANDS:
+            warnings.warn(
+                f"plugin {reg.plugin!r} from {reg.distribution} {reg.version} registers the command {name!r}, "
+                "which is a built-in jarvis command; the plugin's command is ignored",
+                PluginLoadWarning,
+                stacklevel=2,
+            )
+            continue
+        found[name] = reg
+    return found
+
+
+def _plugin_command_module(reg: Any) -> Any:
+    """Import a plugin command's target and check it has ``add_parser`` and ``run``; a failure is a
+    :class:`~jarvis_core.errors.PluginError` naming the plugin and its distribution."""
+    from jarvis_core.errors import PluginError
+
+    where = f"the '{reg.key}' command of plugin {reg.plugin!r} from {reg.distribution} {reg.version}"
+    try:
+        # A command target is usually a whole module ("pkg.cli"), which "module:attribute" targets cannot name.
+        if isinstance(reg.target, str) and ":" not in reg.target:
+            target = importlib.import_module(reg.target)
+        else:
+            target = reg.load()
+    except Exception as exc:
+        raise PluginError(
+            f"{where} failed to load: {type(exc).__name__}: {exc} (reinstall or pip uninstall {reg.distribution})"
+        ) from exc
+    missing = [attr for attr in ("add_parser", "run") if not callable(getattr(target, attr, None))]
+    if missing:
+        raise PluginError(f"{where} is broken: its target {reg.target_name()!r} has no {' or '.join(missing)}")
+    return target
+
+
+def _listing_plugin_commands() -> Dict[str, Any]:
+    # ``jarvis --help`` must work whatever the plugins do: a registry that cannot be built is a warning.
+    from jarvis_core.errors import JarvisError
+
+    try:
+        return plugin_commands()
+    except JarvisError as exc:
+        warnings.warn(f"plugin commands are not listed: {exc}", UserWarning, stacklevel=2)
+        return {}
+
+
 def build_parser(command: Optional[str] = None, *, full: bool = False) -> argparse.ArgumentParser:
     """The ``jarvis`` parser.
 
-    With ``command``, only that command is added (its module is imported); with none, every command is
-    listed with its summary (for ``jarvis --help``). ``full=True`` builds every command (for documentation).
+    With ``command``, only that command is added (its module, or its plugin's target, is imported); with
+    none (or a name nobody registered), every command is listed with its summary (for ``jarvis --help``).
+    ``full=True`` builds every built-in command (for documentation).
     """
     parser = argparse.ArgumentParser(
         prog="jarvis",
@@ -81,13 +145,46 @@ def build_parser(command: Optional[str] = None, *, full: bool = False) -> argpar
     parser.add_argument("--version", action="version", version=f"jarvis-core {_version()}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors (also JARVIS_DEBUG=1)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    if command in COMMANDS or full:
+        for name in COMMANDS:
+            if full or name == command:
+                _command_module(name).add_parser(subparsers)
+        return parser
+    plugins = plugin_commands() if command is not None else {}
+    if command in plugins:
+        _add_plugin_parser(plugins[command], subparsers)
+        return parser
+    # Each parser costs about a millisecond to build: list the others only when no command was given.
     for name, (_module, summary) in COMMANDS.items():
-        if full or name == command:
-            _command_module(name).add_parser(subparsers)
-        elif command is None:
-            # Each parser costs about a millisecond to build: list the others only when no command was given.
-            subparsers.add_parser(name, help=summary, description=summary)
+        subparsers.add_parser(name, help=summary, description=summary)
+    for name, reg in (plugins or _listing_plugin_commands()).items():
+        summary = reg.description or f"(from {reg.distribution})"
+        subparsers.add_parser(name, help=summary, description=summary)
     return parser
+
+
+def _add_plugin_parser(reg: Any, subparsers: Any) -> None:
+    from jarvis_core.errors import PluginError
+
+    module = _plugin_command_module(reg)
+    try:
+        module.add_parser(subparsers)
+    except Exception as exc:
+        raise PluginError(
+            f"the '{reg.key}' command of plugin {reg.plugin!r} from {reg.distribution} {reg.version} could not "
+            f"build its arguments: {type(exc).__name__}: {exc}"
+        ) from exc
+    if reg.key not in subparsers.choices:
+        raise PluginError(
+            f"plugin {reg.plugin!r} from {reg.distribution} {reg.version} registered the command {reg.key!r} but its "
+            f"add_parser added {', '.join(map(repr, subparsers.choices)) or 'nothing'}"
+        )
+
+
+def _runner(name: str) -> Any:
+    if name in COMMANDS:
+        return _command_module(name)
+    return _plugin_command_module(plugin_commands()[name])
 
 
 def _split_debug(argv: List[str]) -> Tuple[List[str], bool]:
@@ -116,7 +213,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if args.command is None:
                 parser.print_help(sys.stderr)
                 return EXIT_USAGE
-            return int(_command_module(args.command).run(args) or 0)
+            return int(_runner(args.command).run(args) or 0)
         except SystemExit as exc:  # argparse: --help, --version and usage errors
             code = exc.code
             return code if isinstance(code, int) else (EXIT_OK if code is None else EXIT_ERROR)

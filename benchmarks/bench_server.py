@@ -1,0 +1,198 @@
+"""What ``jarvis serve`` adds on top of the backend it fronts, measured side by side in one run.
+
+A fast canned backend (the loopback server of ``bench_openai_compat.py``: a 200-token JSON reply, or a
+200-chunk SSE stream) runs in its own process. ``jarvis serve``'s application runs under uvicorn in another
+process, over the ``openai-compat`` engine pointed at that backend. The same client (one pooled
+``httpx.AsyncClient``, the same payload) then calls, interleaved round by round:
+
+- the backend directly (the floor), and
+- the jarvis server (and LiteLLM's proxy over the same backend, when ``litellm[proxy]`` is installed),
+
+at 1, 16 and 64 concurrent clients:
+
+- non-streamed: mean latency per request; reported as the added milliseconds and the ratio to the floor;
+- streamed: the aggregate content-chunk rate; reported as the ratio to the floor (goal: >= 0.8x at 64).
+
+Run: ``python benchmarks/bench_server.py [--rounds 5] [--requests 20] [--streams 4]`` (requests and
+streams are per client per round).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any, Dict, List, Optional
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_openai_compat import MESSAGES, MODEL, N_CHUNKS, _serve  # the shared canned backend
+
+CONCURRENCY = (1, 16, 64)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _jarvis(backend: str, port: int) -> None:
+    """Child process: the jarvis server over the openai-compat engine."""
+    import uvicorn
+
+    from jarvis_core import create_engine
+    from jarvis_server.app import create_app
+    from jarvis_server.running import uvicorn_config
+
+    engine = create_engine("openai-compat", host=backend)
+    app = create_app(engine, engine_key="openai-compat", model=MODEL, default_max_tokens=256)
+    uvicorn.Server(uvicorn_config(app, "127.0.0.1", port, log_level="warning")).run()
+
+
+def _wait(url: str, path: str, timeout: float = 60.0) -> None:
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url + path, timeout=1).status_code < 500:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"{url} did not come up")
+
+
+def _litellm(backend: str, port: int) -> Optional[subprocess.Popen]:
+    exe = shutil.which("litellm")
+    if exe is None:
+        return None
+    config = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"litellm-bench-{port}.yaml")
+    with open(config, "w", encoding="utf-8") as fh:
+        fh.write(f"model_list:\n  - model_name: {MODEL}\n    litellm_params:\n      model: openai/{MODEL}\n"
+                 f"      api_base: {backend}/v1\n      api_key: unused\n")
+    return subprocess.Popen([exe, "--config", config, "--port", str(port), "--host", "127.0.0.1"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+async def _request(client: Any, url: str, payload: Dict[str, Any]) -> float:
+    t0 = time.perf_counter()
+    r = await client.post(url + "/v1/chat/completions", json=payload)
+    _ = r.json()["choices"][0]["message"]["content"]
+    return time.perf_counter() - t0
+
+
+async def _stream(client: Any, url: str, payload: Dict[str, Any]) -> int:
+    count = 0
+    async with client.stream("POST", url + "/v1/chat/completions", json=payload) as r:
+        async for line in r.aiter_lines():
+            if line.startswith("data: ") and line != "data: [DONE]":
+                choices = json.loads(line[6:])["choices"]
+                if choices and choices[0]["delta"].get("content"):
+                    count += 1
+    assert count == N_CHUNKS, count
+    return count
+
+
+async def _latency(client: Any, url: str, payload: Dict[str, Any], clients: int, n: int) -> float:
+    async def one() -> List[float]:
+        return [await _request(client, url, payload) for _ in range(n)]
+
+    times = [t for batch in await asyncio.gather(*(one() for _ in range(clients))) for t in batch]
+    return statistics.mean(times)
+
+
+async def _chunk_rate(client: Any, url: str, payload: Dict[str, Any], clients: int, n: int) -> float:
+    async def one() -> int:
+        return sum([await _stream(client, url, payload) for _ in range(n)])
+
+    t0 = time.perf_counter()
+    total = sum(await asyncio.gather(*(one() for _ in range(clients))))
+    return total / (time.perf_counter() - t0)
+
+
+async def _run(targets: Dict[str, str], args: argparse.Namespace) -> Dict[str, Dict[int, Dict[str, List[float]]]]:
+    import httpx
+
+    payload = {"model": MODEL, "messages": MESSAGES, "max_tokens": 256}
+    spayload = dict(payload, stream=True)
+    out: Dict[str, Dict[int, Dict[str, List[float]]]] = {
+        name: {c: {"latency": [], "rate": []} for c in CONCURRENCY} for name in targets}
+    limits = httpx.Limits(max_connections=200, max_keepalive_connections=200)
+    async with httpx.AsyncClient(limits=limits, timeout=60) as client:
+        for url in targets.values():  # warm-up: pools, registry, adapters
+            await _request(client, url, payload)
+            await _stream(client, url, spayload)
+        for _ in range(args.rounds):
+            for c in CONCURRENCY:
+                for name, url in targets.items():
+                    out[name][c]["latency"].append(await _latency(client, url, payload, c, args.requests))
+                    out[name][c]["rate"].append(await _chunk_rate(client, url, spayload, c, args.streams))
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--requests", type=int, default=20, help="non-streamed requests per client per round")
+    ap.add_argument("--streams", type=int, default=4, help="streams per client per round")
+    args = ap.parse_args()
+
+    ctx = multiprocessing.get_context("spawn")
+    q = ctx.Queue()
+    backend_proc = ctx.Process(target=_serve, args=(q,), daemon=True)
+    backend_proc.start()
+    backend = f"http://127.0.0.1:{q.get(timeout=30)}"
+    jarvis_port = _free_port()
+    jarvis_proc = ctx.Process(target=_jarvis, args=(backend, jarvis_port), daemon=True)
+    jarvis_proc.start()
+    litellm_port = _free_port()
+    litellm_proc = _litellm(backend, litellm_port)
+    targets = {"direct": backend, "jarvis": f"http://127.0.0.1:{jarvis_port}"}
+    try:
+        _wait(targets["jarvis"], "/health")
+        if litellm_proc is not None:
+            try:
+                _wait(f"http://127.0.0.1:{litellm_port}", "/health/liveliness", timeout=120)
+                targets["litellm"] = f"http://127.0.0.1:{litellm_port}"
+            except RuntimeError:
+                print("LiteLLM proxy did not start; left out")
+        results = asyncio.run(_run(targets, args))
+    finally:
+        for proc in (jarvis_proc, backend_proc):
+            proc.terminate()
+            proc.join(5)
+        if litellm_proc is not None:
+            litellm_proc.terminate()
+            litellm_proc.wait(10)
+
+    if "litellm" not in targets:
+        print("LiteLLM proxy: not installed here (pip install 'litellm[proxy]' to add it as a peer)")
+    med = statistics.median
+    print(f"{args.rounds} rounds, interleaved; {args.requests} requests and {args.streams} streams of {N_CHUNKS} chunks "
+          "per client per round; medians of per-round values")
+    for c in CONCURRENCY:
+        floor = results["direct"][c]
+        print(f"{c:>2} concurrent clients:")
+        print(f"   direct   {med(floor['latency']) * 1e3:8.2f} ms/request   {med(floor['rate']):9.0f} chunks/s")
+        for name in (n for n in targets if n != "direct"):
+            r = results[name][c]
+            lat = [x / f for x, f in zip(r["latency"], floor["latency"], strict=True)]
+            added = [(x - f) * 1e3 for x, f in zip(r["latency"], floor["latency"], strict=True)]
+            rate = [x / f for x, f in zip(r["rate"], floor["rate"], strict=True)]
+            goal = "   (goal >= 0.80x)" if c == 64 else ""
+            print(f"   {name:<8} {med(r['latency']) * 1e3:8.2f} ms/request (+{med(added):.2f} ms, {med(lat):.2f}x)"
+                  f"   {med(r['rate']):9.0f} chunks/s ({med(rate):.2f}x){goal}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

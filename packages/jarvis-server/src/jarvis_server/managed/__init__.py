@@ -1,0 +1,2 @@
+"""Managed agents under ``/v1/managed-agents``: persistence (:mod:`.store`), the service that builds and runs
+stored agents (:mod:`.service`, :mod:`.runner`) and the HTTP routes (:mod:`.routes`)."""

@@ -1,0 +1,165 @@
+"""The managed-agents service: builds stored agents from the registry and starts their runs.
+
+An agent's stored ``config`` holds:
+
+``tools``            registered tool keys the agent may use
+``approved_tools``   tool keys whose calls need confirmation but are pre-approved; any other tool that needs
+                     confirmation is denied in the server (fails closed), and the denial is a ``tool_result``
+                     with ``ok: false`` in the stream
+``model``            the model (default: the server's)
+anything else        the agent's own options (``temperature``, ``max_tokens``, ``max_turns``,
+                     ``system_prompt``, ``parallel_tools``, …), passed to its constructor
+
+The agent type and the config are checked when written (``POST``/``PATCH``) by building the agent from the
+registry exactly as a run will: an unknown type or tool, or an option the agent or engine rejects, is a 400
+naming it. The stored agent type is the one that runs, streamed or not.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Set
+
+import anyio.to_thread
+
+from jarvis_core.types import AgentContext, Message
+from jarvis_server.managed.runner import RunTask, off_the_loop
+from jarvis_server.managed.store import Store
+from jarvis_server.openai_errors import RequestError
+
+if TYPE_CHECKING:
+    from starlette.routing import BaseRoute
+
+    from jarvis_core.engine.base import InferenceEngine
+
+__all__ = ["ManagedAgents", "open_service"]
+
+#: Config keys the service reads itself (everything else goes to the agent's constructor).
+OWN_KEYS = ("tools", "approved_tools", "model")
+
+
+def _str_list(config: Mapping[str, Any], key: str) -> List[str]:
+    value = config.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise RequestError(f"config.{key} must be a list of registered tool names", param=f"config.{key}")
+    return list(value)
+
+
+def _approver(approved: Set[str]) -> Any:
+    def approve(call: Any, tool: Any) -> bool:
+        return bool(call.name in approved)
+
+    return approve
+
+
+class ManagedAgents:
+    """Managed agents over one engine and one store. ``routes()`` are mounted by :func:`~jarvis_server.app.create_app`."""
+
+    def __init__(self, store: Store, engine: InferenceEngine, *, model: str, config: Any = None,
+                 registry: Any = None) -> None:
+        self.store = store
+        self.engine = engine
+        self.model = model
+        self.config = config
+        self.registry = registry
+        self.runs: Dict[str, RunTask] = {}
+
+    def routes(self) -> List[BaseRoute]:
+        """The ``/v1/managed-agents`` routes."""
+        from jarvis_server.managed.routes import managed_routes
+
+        return managed_routes(self)
+
+    async def start(self) -> None:
+        """At startup: recover what a previous process left running."""
+        await self.store.call(self.store.recover)
+
+    async def stop(self) -> None:
+        """At shutdown: cancel the runs still going (each records itself as cancelled)."""
+        runs = list(self.runs.values())
+        for run in runs:
+            run.cancel()
+        for run in runs:
+            if run.task is not None:
+                try:
+                    await run.task
+                except BaseException:  # each run records its own outcome
+                    continue
+
+    def close(self) -> None:
+        """Close the store."""
+        self.store.close()
+
+    # -- building agents ------------------------------------------------------------------------------
+    def build_agent(self, agent_type: str, config: Mapping[str, Any]) -> Any:
+        """The agent ``agent_type`` configured by ``config`` (blocking: call it in a worker thread)."""
+        from jarvis_core.agents.factory import create_agent
+        from jarvis_core.tools.factory import create_tool
+
+        if not isinstance(config, Mapping):
+            raise RequestError("config must be a JSON object", param="config")
+        tool_keys = _str_list(config, "tools")
+        approved = _str_list(config, "approved_tools")
+        stray = sorted(set(approved) - set(tool_keys))
+        if stray:
+            raise RequestError(f"config.approved_tools names tool(s) the agent does not use: {', '.join(stray)}",
+                               param="config.approved_tools")
+        model = config.get("model") or self.model
+        if not isinstance(model, str):
+            raise RequestError("config.model must be a string", param="config.model")
+        tools = [off_the_loop(create_tool(k, config=self.config, registry=self.registry, engine=self.engine,
+                                          model=model)) for k in tool_keys]
+        options = {k: v for k, v in config.items() if k not in OWN_KEYS}
+        if tools:
+            options["tools"] = tools
+        return create_agent(agent_type, self.engine, model=model, config=self.config, registry=self.registry,
+                            approver=_approver(set(approved)), **options)
+
+    async def check(self, agent_type: str, config: Mapping[str, Any]) -> None:
+        """Validate a type and config by building the agent; a 400 naming the problem otherwise."""
+        try:
+            await anyio.to_thread.run_sync(self.build_agent, agent_type, config)
+        except RequestError:
+            raise
+        except Exception as exc:  # UnknownNameError, ConfigError, InvalidOptionError, InvalidToolError, TypeError
+            from jarvis_core.errors import UnknownNameError
+
+            param = "config"
+            if isinstance(exc, UnknownNameError):
+                param = "agent_type" if exc.kind == "agent" else "config.tools"
+            raise RequestError(f"invalid agent: {exc}", param=param, code="invalid_agent") from None
+
+    # -- runs -----------------------------------------------------------------------------------------
+    async def _context(self, agent_id: str, before: int) -> AgentContext:
+        rows = await self.store.call(self.store.history, agent_id, before=before)
+        messages = [Message.user(r["content"]) if r["role"] == "user" else Message.assistant(r["content"])
+                    for r in rows if r["content"]]
+        return AgentContext(messages=messages)
+
+    async def launch(self, row: Dict[str, Any], *, run_id: str, input: str, delivered: List[str], before: int,
+                     release: bool, stream: bool) -> RunTask:
+        """Build the stored agent and start its run. If building fails the run is recorded as failed."""
+        config = json.loads(row["config_json"])
+        try:
+            agent = await anyio.to_thread.run_sync(self.build_agent, row["agent_type"], config)
+        except Exception as exc:
+            await self.store.call(self.store.finish_run, run_id, row["id"], status="failed", answer=None,
+                                  tool_calls=None, delivered=(), stop_reason=None,
+                                  error=f"{type(exc).__name__}: {exc}", usage=None, release=release)
+            raise
+        context = await self._context(row["id"], before)
+        run = RunTask(self.store, agent, agent_id=row["id"], run_id=run_id, input=input, context=context,
+                      delivered=delivered, release=release, stream=stream).start()
+        self.runs[run_id] = run
+        assert run.task is not None
+        run.task.add_done_callback(lambda _t: self.runs.pop(run_id, None))
+        return run
+
+
+def open_service(engine: InferenceEngine, *, model: str, path: Optional[str] = None, config: Any = None) -> ManagedAgents:
+    """The service with its database at ``path`` (default ``agents.db`` in the jarvis home)."""
+    from jarvis_core.config.paths import jarvis_home
+
+    db = pathlib.Path(path).expanduser() if path else jarvis_home() / "agents.db"
+    return ManagedAgents(Store.open(db), engine, model=model, config=config)

@@ -1,0 +1,291 @@
+"""Managed-agent persistence: one SQLite file in the jarvis home (``agents.db``).
+
+* Schema version in ``PRAGMA user_version``; :data:`MIGRATIONS` bring any older file up to date, in order, each
+  in its own transaction. A file newer than this code is refused (never silently downgraded).
+* Tables: ``agents``; ``messages`` (``seq INTEGER PRIMARY KEY AUTOINCREMENT``: insertion order, never a clock);
+  ``runs``; ``state`` (per-agent key/value, for agents that keep state between runs).
+* One writer at a time: every statement runs on one dedicated thread holding the only connection
+  (:meth:`Store.call`), so the event loop never blocks on SQLite and no two writes interleave. Multi-step
+  changes (claiming an agent, finishing a run) are single transactions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import pathlib
+import secrets
+import sqlite3
+import time
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
+
+from jarvis_core.errors import ConfigError
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Store"]
+
+T = TypeVar("T")
+
+MIGRATIONS: Sequence[str] = (
+    # 1: the first schema
+    """
+    CREATE TABLE agents (
+        id TEXT PRIMARY KEY, name TEXT NOT NULL, agent_type TEXT NOT NULL, config_json TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'idle', created_at REAL NOT NULL, updated_at REAL NOT NULL);
+    CREATE TABLE messages (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE,
+        agent_id TEXT NOT NULL REFERENCES agents(id), role TEXT NOT NULL, content TEXT NOT NULL,
+        tool_calls_json TEXT, status TEXT NOT NULL, run_id TEXT, created_at REAL NOT NULL);
+    CREATE INDEX messages_by_agent ON messages(agent_id, seq);
+    CREATE TABLE runs (
+        id TEXT PRIMARY KEY, agent_id TEXT NOT NULL REFERENCES agents(id), kind TEXT NOT NULL,
+        status TEXT NOT NULL, started_at REAL NOT NULL, ended_at REAL, stop_reason TEXT, error TEXT,
+        usage_json TEXT);
+    CREATE TABLE state (
+        agent_id TEXT NOT NULL REFERENCES agents(id), key TEXT NOT NULL, value TEXT NOT NULL,
+        updated_at REAL NOT NULL, PRIMARY KEY (agent_id, key));
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def new_id(prefix: str) -> str:
+    """A random id such as ``agent_3f2a…``."""
+    return f"{prefix}_{secrets.token_hex(8)}"
+
+
+def _row(cursor: sqlite3.Cursor, row: Tuple[Any, ...]) -> Dict[str, Any]:
+    return {d[0]: v for d, v in zip(cursor.description, row, strict=True)}
+
+
+def agent_json(row: Dict[str, Any]) -> Dict[str, Any]:
+    """An ``agents`` row as the API shows it."""
+    return {"id": row["id"], "name": row["name"], "agent_type": row["agent_type"],
+            "config": json.loads(row["config_json"]), "status": row["status"],
+            "created_at": row["created_at"], "updated_at": row["updated_at"]}
+
+
+def message_json(row: Dict[str, Any]) -> Dict[str, Any]:
+    """A ``messages`` row as the API shows it."""
+    calls = json.loads(row["tool_calls_json"]) if row.get("tool_calls_json") else None
+    return {"seq": row["seq"], "id": row["id"], "agent_id": row["agent_id"], "role": row["role"],
+            "content": row["content"], "tool_calls": calls, "status": row["status"], "run_id": row["run_id"],
+            "created_at": row["created_at"]}
+
+
+def run_json(row: Dict[str, Any]) -> Dict[str, Any]:
+    """A ``runs`` row as the API shows it."""
+    return {"id": row["id"], "agent_id": row["agent_id"], "kind": row["kind"], "status": row["status"],
+            "started_at": row["started_at"], "ended_at": row["ended_at"], "stop_reason": row["stop_reason"],
+            "error": row["error"], "usage": json.loads(row["usage_json"]) if row["usage_json"] else None}
+
+
+class Store:
+    """The managed-agents database. Build with :meth:`open`; every method runs on the store's thread."""
+
+    def __init__(self, path: pathlib.Path) -> None:
+        self.path = path
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="jarvis-agents-db")
+        self._conn: Optional[sqlite3.Connection] = None
+
+    @classmethod
+    def open(cls, path: pathlib.Path) -> Store:
+        """Open (creating or migrating) the database at ``path``."""
+        store = cls(path)
+        store.run_sync(store._connect)
+        return store
+
+    # -- the one thread -------------------------------------------------------------------------------
+    def run_sync(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run ``fn(*args, **kwargs)`` on the store's thread and wait for it (for non-async callers)."""
+        return self._pool.submit(fn, *args, **kwargs).result()
+
+    async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run ``fn(*args, **kwargs)`` on the store's thread without blocking the event loop."""
+        return await asyncio.wrap_future(self._pool.submit(fn, *args, **kwargs))
+
+    def close(self) -> None:
+        """Close the connection and stop the thread."""
+        def shut() -> None:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+        self._pool.submit(shut).result()
+        self._pool.shutdown(wait=True)
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        assert self._conn is not None, "the store is closed"
+        return self._conn
+
+    def _connect(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=True)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA busy_timeout=5000")
+        self._conn = conn
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            conn.close()
+            self._conn = None
+            raise ConfigError(f"{self.path} has schema version {version}, newer than this jarvis-server "
+                              f"understands ({SCHEMA_VERSION}); upgrade jarvis-server or use another --db")
+        for number in range(version + 1, SCHEMA_VERSION + 1):
+            with self._tx():
+                self._script(MIGRATIONS[number - 1])
+                conn.execute(f"PRAGMA user_version = {number}")
+
+    def _script(self, script: str) -> None:
+        for statement in script.split(";"):
+            if statement.strip():
+                self.conn.execute(statement)
+
+    def _tx(self) -> Any:
+        store = self
+
+        class _Tx:
+            def __enter__(self) -> sqlite3.Connection:
+                store.conn.execute("BEGIN IMMEDIATE")
+                return store.conn
+
+            def __exit__(self, exc_type: Any, *_: Any) -> None:
+                store.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+
+        return _Tx()
+
+    def _all(self, sql: str, params: Sequence[Any] = ()) -> List[Dict[str, Any]]:
+        cur = self.conn.execute(sql, params)
+        return [_row(cur, r) for r in cur.fetchall()]
+
+    def _one(self, sql: str, params: Sequence[Any] = ()) -> Optional[Dict[str, Any]]:
+        rows = self._all(sql, params)
+        return rows[0] if rows else None
+
+    # -- agents ---------------------------------------------------------------------------------------
+    def create_agent(self, name: str, agent_type: str, config: Dict[str, Any]) -> Dict[str, Any]:
+        now = time.time()
+        agent_id = new_id("agent")
+        self.conn.execute("INSERT INTO agents VALUES (?, ?, ?, ?, 'idle', ?, ?)",
+                          (agent_id, name, agent_type, json.dumps(config), now, now))
+        row = self.get_agent(agent_id)
+        assert row is not None
+        return row
+
+    def get_agent(self, agent_id: str) -> Optional[Dict[str, Any]]:
+        return self._one("SELECT * FROM agents WHERE id = ?", (agent_id,))
+
+    def list_agents(self, *, archived: bool = False) -> List[Dict[str, Any]]:
+        where = "" if archived else "WHERE status != 'archived'"
+        return self._all(f"SELECT * FROM agents {where} ORDER BY created_at, id")
+
+    def update_agent(self, agent_id: str, *, name: Optional[str], agent_type: Optional[str],
+                     config: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+        with self._tx():
+            row = self.get_agent(agent_id)
+            if row is None:
+                return None
+            self.conn.execute(
+                "UPDATE agents SET name = ?, agent_type = ?, config_json = ?, updated_at = ? WHERE id = ?",
+                (name if name is not None else row["name"], agent_type or row["agent_type"],
+                 json.dumps(config) if config is not None else row["config_json"], time.time(), agent_id))
+        return self.get_agent(agent_id)
+
+    def archive_agent(self, agent_id: str) -> bool:
+        cur = self.conn.execute("UPDATE agents SET status = 'archived', updated_at = ? WHERE id = ?",
+                                (time.time(), agent_id))
+        return cur.rowcount == 1
+
+    def claim_agent(self, agent_id: str) -> Tuple[str, Optional[str]]:
+        """Atomically mark an idle agent running and create its run: ``("ok", run_id)``, or
+        ``("missing"|"archived"|"running", None)``. One ``UPDATE … WHERE status = 'idle'`` decides."""
+        with self._tx():
+            now = time.time()
+            cur = self.conn.execute("UPDATE agents SET status = 'running', updated_at = ? WHERE id = ? AND status = 'idle'",
+                                    (now, agent_id))
+            if cur.rowcount != 1:
+                row = self.get_agent(agent_id)
+                return ("missing" if row is None else row["status"]), None
+            run_id = new_id("run")
+            self.conn.execute("INSERT INTO runs (id, agent_id, kind, status, started_at) VALUES (?, ?, 'run', 'running', ?)",
+                              (run_id, agent_id, now))
+        return "ok", run_id
+
+    # -- messages -------------------------------------------------------------------------------------
+    def add_message(self, agent_id: str, role: str, content: str, *, status: str, run_id: Optional[str] = None,
+                    tool_calls: Optional[List[Dict[str, Any]]] = None) -> Dict[str, Any]:
+        msg_id = new_id("msg")
+        self.conn.execute(
+            "INSERT INTO messages (id, agent_id, role, content, tool_calls_json, status, run_id, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (msg_id, agent_id, role, content, json.dumps(tool_calls) if tool_calls else None, status, run_id,
+             time.time()))
+        row = self._one("SELECT * FROM messages WHERE id = ?", (msg_id,))
+        assert row is not None
+        return row
+
+    def messages(self, agent_id: str, *, after: int = 0, limit: int = 500) -> List[Dict[str, Any]]:
+        return self._all("SELECT * FROM messages WHERE agent_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+                         (agent_id, after, limit))
+
+    def pending(self, agent_id: str) -> List[Dict[str, Any]]:
+        return self._all("SELECT * FROM messages WHERE agent_id = ? AND role = 'user' AND status = 'pending' "
+                         "ORDER BY seq", (agent_id,))
+
+    def history(self, agent_id: str, *, before: int) -> List[Dict[str, Any]]:
+        """Earlier conversation for a run's context: delivered user messages and complete answers."""
+        return self._all("SELECT * FROM messages WHERE agent_id = ? AND seq < ? AND ((role = 'user' AND "
+                         "status = 'delivered') OR (role = 'assistant' AND status = 'complete')) ORDER BY seq",
+                         (agent_id, before))
+
+    # -- runs -----------------------------------------------------------------------------------------
+    def start_stream_run(self, agent_id: str, content: str) -> Tuple[Dict[str, Any], str]:
+        """For a streamed message: the user message (pending) and its run, in one transaction."""
+        with self._tx():
+            run_id = new_id("run")
+            self.conn.execute("INSERT INTO runs (id, agent_id, kind, status, started_at) VALUES (?, ?, 'stream', 'running', ?)",
+                              (run_id, agent_id, time.time()))
+            message = self.add_message(agent_id, "user", content, status="pending", run_id=run_id)
+        return message, run_id
+
+    def finish_run(self, run_id: str, agent_id: str, *, status: str, answer: Optional[str],
+                   tool_calls: Optional[List[Dict[str, Any]]], delivered: Sequence[str], stop_reason: Optional[str],
+                   error: Optional[str], usage: Optional[Dict[str, int]], release: bool) -> None:
+        """End a run in ONE transaction: its answer (``complete`` when succeeded, ``partial`` otherwise), the
+        user messages it delivered (only on success), the run row, and (``release``) the agent back to idle."""
+        with self._tx():
+            if answer is not None and (answer or tool_calls):
+                self.add_message(agent_id, "assistant", answer, status="complete" if status == "succeeded" else "partial",
+                                 run_id=run_id, tool_calls=tool_calls)
+            if status == "succeeded" and delivered:
+                marks = ",".join("?" * len(delivered))
+                self.conn.execute(f"UPDATE messages SET status = 'delivered', run_id = ? WHERE id IN ({marks})",
+                                  (run_id, *delivered))
+            self.conn.execute("UPDATE runs SET status = ?, ended_at = ?, stop_reason = ?, error = ?, usage_json = ? "
+                              "WHERE id = ?", (status, time.time(), stop_reason, error,
+                                               json.dumps(usage) if usage else None, run_id))
+            if release:
+                self.conn.execute("UPDATE agents SET status = 'idle', updated_at = ? WHERE id = ? AND status = 'running'",
+                                  (time.time(), agent_id))
+
+    def get_run(self, agent_id: str, run_id: str) -> Optional[Dict[str, Any]]:
+        return self._one("SELECT * FROM runs WHERE id = ? AND agent_id = ?", (run_id, agent_id))
+
+    def recover(self) -> int:
+        """At startup: runs left ``running`` by a previous process failed; their agents are idle again."""
+        with self._tx():
+            cur = self.conn.execute("UPDATE runs SET status = 'failed', ended_at = ?, error = 'the server stopped "
+                                    "during the run' WHERE status = 'running'", (time.time(),))
+            self.conn.execute("UPDATE agents SET status = 'idle' WHERE status = 'running'")
+        return cur.rowcount
+
+    # -- state ----------------------------------------------------------------------------------------
+    def get_state(self, agent_id: str, key: str) -> Optional[Any]:
+        row = self._one("SELECT value FROM state WHERE agent_id = ? AND key = ?", (agent_id, key))
+        return json.loads(row["value"]) if row else None
+
+    def set_state(self, agent_id: str, key: str, value: Any) -> None:
+        self.conn.execute("INSERT INTO state VALUES (?, ?, ?, ?) ON CONFLICT(agent_id, key) DO UPDATE SET "
+                          "value = excluded.value, updated_at = excluded.updated_at",
+                          (agent_id, key, json.dumps(value), time.time()))

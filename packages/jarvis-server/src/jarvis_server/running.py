@@ -1,0 +1,76 @@
+"""Running the application under uvicorn: in the foreground (``jarvis serve``) or in a background thread
+(tests, benchmarks, embedding the server in another program)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Optional
+
+import uvicorn
+
+from jarvis_core.errors import JarvisError
+
+__all__ = ["BackgroundServer", "uvicorn_config"]
+
+
+def uvicorn_config(app: Any, host: str, port: int, *, log_level: str = "info") -> uvicorn.Config:
+    """The uvicorn settings jarvis uses: lifespan on (startup checks must run), no server header, no
+    access log (requests would otherwise be logged with their paths, which may carry ids)."""
+    return uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on", server_header=False,
+                          access_log=False, timeout_graceful_shutdown=5)
+
+
+class BackgroundServer:
+    """A uvicorn server in a daemon thread; ``port=0`` picks a free port. Use as a context manager::
+
+        with BackgroundServer(app) as server:
+            client = openai.OpenAI(base_url=server.url + "/v1", api_key="-")
+    """
+
+    def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0, *, log_level: str = "warning") -> None:
+        self.host = host
+        self.server = uvicorn.Server(uvicorn_config(app, host, port, log_level=log_level))
+        self._thread: Optional[threading.Thread] = None
+        self.port = port
+
+    @property
+    def url(self) -> str:
+        """``http://host:port`` of the running server."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    def start(self, timeout: float = 30.0) -> BackgroundServer:
+        """Start serving; return once the socket is listening (or raise when startup failed)."""
+        self._thread = threading.Thread(target=self._run, name="jarvis-server", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self.server.started:
+            if not self._thread.is_alive():
+                raise JarvisError("the server failed to start (see its log)")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise JarvisError(f"the server did not start within {timeout:g} s")
+            time.sleep(0.01)
+        sockets = self.server.servers[0].sockets
+        self.port = int(sockets[0].getsockname()[1])
+        return self
+
+    def _run(self) -> None:
+        try:
+            self.server.run()
+        except SystemExit:  # uvicorn exits this way when startup fails; start() reports it
+            pass
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop serving and wait for the thread."""
+        self.server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+    def __enter__(self) -> BackgroundServer:
+        return self.start() if self._thread is None else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,50 @@
+"""What the request handlers share: the engine, the served model, limits and (optionally) the agent store."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
+import anyio
+
+if TYPE_CHECKING:
+    from jarvis_core.engine.base import InferenceEngine
+
+__all__ = ["ServerState"]
+
+
+class ServerState:
+    """Per-application state, at ``app.state.jarvis``.
+
+    :param engine: the engine every request goes to.
+    :param engine_key: its registry key (reported as ``owned_by`` and in ``/health``).
+    :param model: the model used when a request names none.
+    :param default_max_tokens: ``max_tokens`` when a request sends none (a request's own value is never raised).
+    :param threads: how many blocking engine calls may run at once in worker threads.
+    :param managed: the managed-agents service, when enabled.
+    :param agent: the registered agent answering chat completions that name none (``None``: the engine).
+    :param config: the jarvis config (agents read their ``[agents.<key>]`` tables from it).
+    """
+
+    def __init__(
+        self,
+        engine: InferenceEngine,
+        *,
+        engine_key: str,
+        model: str,
+        default_max_tokens: int = 1024,
+        threads: int = 64,
+        managed: Optional[Any] = None,
+        agent: Optional[str] = None,
+        config: Optional[Any] = None,
+    ) -> None:
+        self.engine = engine
+        self.engine_key = engine_key
+        self.model = model
+        self.default_max_tokens = default_max_tokens
+        self.limiter = anyio.CapacityLimiter(threads)
+        self.managed = managed
+        self.agent = agent
+        self.config = config
+
+    def __repr__(self) -> str:
+        return f"ServerState({self.engine_key!r}, model={self.model!r})"

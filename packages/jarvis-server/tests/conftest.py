@@ -1,0 +1,62 @@
+"""Fixtures: a real uvicorn server on a free loopback port, in a background thread, over any engine."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator, List
+
+import pytest
+
+from jarvis_server.app import create_app
+from jarvis_server.running import BackgroundServer
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[..., BackgroundServer]]:
+    """``serve(engine, **create_app_kwargs)`` -> a started :class:`BackgroundServer` (stopped at teardown)."""
+    started: List[BackgroundServer] = []
+
+    def factory(engine: Any, *, model: str = "fake-model", engine_key: str = "fake", **kwargs: Any) -> BackgroundServer:
+        app = create_app(engine, engine_key=engine_key, model=model, **kwargs)
+        server = BackgroundServer(app).start()
+        started.append(server)
+        return server
+
+    yield factory
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture
+def managed(tmp_path):
+    """``managed(engine) -> (server, service)``: a real server with managed agents over ``engine``, its store in
+    ``tmp_path``, the registry holding the test agents and tools (restored afterwards)."""
+    import importlib.util
+    import pathlib
+
+    from jarvis_core.plugins.manager import make_plugin_manager
+    from jarvis_core.plugins.registry import Registry, reset_registry
+    from jarvis_server.managed.service import ManagedAgents
+    from jarvis_server.managed.store import Store
+
+    spec = importlib.util.spec_from_file_location("managed_kit", pathlib.Path(__file__).with_name("managed_kit.py"))
+    assert spec is not None and spec.loader is not None
+    kit = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(kit)
+    kit.Sleepy.started.clear()
+    kit.Sleepy.done.clear()
+    registry = Registry(make_plugin_manager(load_entrypoints=False, plugins=[("test-agents", kit.TestAgentsPlugin())]))
+    reset_registry(registry)
+    made: List[Any] = []
+
+    def factory(engine: Any, *, model: str = "fake-model", **kwargs: Any) -> Any:
+        service = ManagedAgents(Store.open(tmp_path / f"agents-{len(made)}.db"), engine, model=model, registry=registry)
+        server = BackgroundServer(create_app(engine, engine_key="fake", model=model, managed=service, **kwargs)).start()
+        made.append((server, service))
+        return server, service
+
+    factory.kit = kit  # type: ignore[attr-defined]
+    yield factory
+    for server, service in made:
+        server.stop()
+        service.close()
+    reset_registry(None)
