@@ -14,7 +14,7 @@ from jarvis_core import hookimpl
 from jarvis_core.cli.main import main
 from jarvis_core.errors import EngineConnectionError
 from jarvis_core.testing import FakeEngine, installed_registry
-from jarvis_core.types import AgentResult, Role
+from jarvis_core.types import AgentResult, Role, ToolSpec
 
 
 @pytest.fixture(autouse=True)
@@ -62,6 +62,7 @@ class EchoAgent:
 
 class Clock:
     name = "clock"
+    spec = ToolSpec(name="clock", description="the time", parameters={"type": "object", "properties": {}})
 
     def run(self, **arguments):
         return "noon"

@@ -184,7 +184,7 @@ class Jarvis:
 
         registry = get_registry()
         tool_keys = list(self._tool_keys if tools is None else tools)
-        tool_objs = [_instantiate(registry.load("tool", k)) for k in tool_keys]  # unknown -> lists available
+        tool_objs = [registry.get("tool", k).instance() for k in tool_keys]  # unknown -> lists available
         key = agent or self._agent_key
         if not key and not self._engine_is_borrowed():
             key = self.config.agent.default
@@ -390,10 +390,3 @@ def _split_prompt(prompt: Prompt) -> Tuple[str, List[Message]]:
         if _role_of(convo[i]) == "user":
             return convo[i].content or "", convo[:i]
     return "", convo
-
-
-def _instantiate(target: Any) -> Any:
-    """A tool object from its registered target: classes and factories are called, instances used as is."""
-    if isinstance(target, type) or (callable(target) and not hasattr(target, "run")):
-        return target()
-    return target
