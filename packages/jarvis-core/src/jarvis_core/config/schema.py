@@ -8,7 +8,7 @@ engine, which is what lets :meth:`JarvisConfig.engine_options` feed ``create_eng
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import attrs
 
@@ -19,6 +19,7 @@ __all__ = [
     "GenericEngineConfig",
     "JarvisConfig",
     "ModelDefaultsRule",
+    "PluginSettings",
     "env_var_for",
     "is_secret_field",
 ]
@@ -51,6 +52,15 @@ def _masked_repr(sections: Mapping[str, Any]) -> str:
         shown = ", ".join(f"{k}={'***' if is_secret_field(k) and v is not None else repr(v)}" for k, v in items.items())
         parts.append(f"{key!r}: {name}({shown})")
     return "{" + ", ".join(parts) + "}"
+
+
+@attrs.frozen
+class PluginSettings:
+    """``[plugins]``: ``prefer`` lists plugin (entry-point) or distribution names that win a key two plugins
+    registered; without it such a key is unusable until one plugin is removed (``JARVIS_PREFER_PLUGINS``
+    overrides it)."""
+
+    prefer: List[str] = attrs.field(factory=list)
 
 
 @attrs.frozen
@@ -124,6 +134,10 @@ class JarvisConfig:
     env_hosts: Mapping[str, Tuple[str, str, str]] = attrs.field(factory=dict, repr=False)
     #: Where a value came from, for ``jarvis config show``: dotted key -> ``"file:LINE"`` / ``"env NAME"``.
     sources: Mapping[str, str] = attrs.field(factory=dict, repr=False)
+    #: ``[plugins]``: which plugin wins a key two plugins registered (``prefer``).
+    plugins: PluginSettings = attrs.field(factory=PluginSettings)
+    #: Tables registered by plugins outside ``[engine.<key>]``, by section name, structured into their schemas.
+    plugin_sections: Mapping[str, Any] = attrs.field(factory=dict, repr=False)
 
     def engine_section(self, key: str) -> Optional[Any]:
         """The structured ``[engine.<key>]`` table, or ``None`` when the config has none."""

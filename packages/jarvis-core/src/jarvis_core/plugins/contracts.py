@@ -9,9 +9,10 @@ schemas by the config loader, with the same kind of message.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional
+import difflib
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-__all__ = ["CONTRACTS", "built_problem", "contract_problem"]
+__all__ = ["CONTRACTS", "built_problem", "contract_problem", "rule_parser_problems"]
 
 
 def _parser(target: Any, kind: str) -> Optional[str]:
@@ -52,6 +53,29 @@ def built_problem(kind: str, obj: Any) -> Optional[str]:
     if kind == "tool" and not hasattr(obj, "spec"):
         return f"built {type(obj).__name__!r}, which {_NO_SPEC}"
     return None
+
+
+def rule_parser_problems(
+    default_rules: Sequence[Tuple[str, Mapping[str, Any], str, str, str]], parser_keys: Iterable[str]
+) -> List[str]:
+    """Backend-default rules naming a parser nobody registered (checked per kind only when some parser of
+    that kind is installed, so switching the core's parsers off does not flood the user)."""
+    keys = set(parser_keys)
+    out: List[str] = []
+    for kind in ("tool", "reasoning"):
+        known = sorted(k.partition(":")[2] for k in keys if k.startswith(kind + ":"))
+        if not known:
+            continue
+        for pattern, fields, plugin, dist, version in default_rules:
+            name = fields.get(f"{kind}_parser")
+            if isinstance(name, str) and name not in ("none", "") and f"{kind}:{name}" not in keys:
+                close = difflib.get_close_matches(name, known, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else f"; installed: {', '.join(known)}"
+                out.append(
+                    f"backend-default rule {pattern!r} from {dist} {version} (plugin {plugin!r}) names {kind} parser "
+                    f"{name!r}, which no installed plugin registers{hint}"
+                )
+    return out
 
 
 def contract_problem(kind: str, target: Any, extra: Dict[str, Any]) -> Optional[str]:

@@ -220,6 +220,17 @@ class Registry:
         self.clashes: Dict[str, List[Registration]] = {}
         self._fill()
         self._resolve_clashes()
+        #: Rules that name a parser no plugin registers (checked once the registry is complete).
+        self.problems: List[str] = []
+        third_party = [rule for rule in self.default_rules if rule[3] != "jarvis-core"]
+        if third_party:
+            # The core's own family table names some parsers upstream servers have and no plugin implements
+            # yet; those are reported when used (text passes through unparsed), not on every command.
+            from jarvis_core.plugins.contracts import rule_parser_problems
+
+            self.problems = rule_parser_problems(third_party, self._items["parser"])
+            for problem in self.problems:
+                self.pm.warn(problem)
 
     # -- building ---------------------------------------------------------------------------------
     def _fill(self) -> None:
