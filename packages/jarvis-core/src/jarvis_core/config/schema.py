@@ -84,7 +84,7 @@ class AgentConfig:
 class ModelDefaultsRule:
     """One ``[model_defaults."<pattern>"]`` table: the user's own per-model-family defaults.
 
-    They rank above plugin defaults and below explicit request arguments (DESIGN §5).
+    They rank above plugin defaults and below explicit request arguments (docs/contract.md §5).
     """
 
     tool_parser: Optional[str] = None
