@@ -25,6 +25,7 @@ warning (``KeyboardInterrupt`` still stops the command), and a plugin that takes
 from __future__ import annotations
 
 import os
+import sys
 import time
 import warnings
 from importlib.metadata import EntryPoint, entry_points
@@ -154,10 +155,10 @@ def _config_preference() -> List[str]:
     registry being built). A file that cannot be read is left to the config loader to report."""
     from jarvis_core.config.paths import config_path
 
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ImportError:  # Python < 3.11
-        import tomli as tomllib  # type: ignore[no-redef]
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
     try:
         with open(config_path(), "rb") as fh:
             prefer = tomllib.load(fh).get("plugins", {}).get("prefer", [])

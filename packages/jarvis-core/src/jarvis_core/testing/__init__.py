@@ -50,8 +50,8 @@ _LAZY = {
     "SECRET": "jarvis_core.testing.conformance",
     "TOOL_PROMPT": "jarvis_core.testing.conformance",
     "WEATHER_TOOL": "jarvis_core.testing.conformance",
-    "source_plugin": "jarvis_core.testing.source_plugin",
-    "source_registry": "jarvis_core.testing.source_plugin",
+    "source_plugin": "jarvis_core.testing.source_checkout",
+    "source_registry": "jarvis_core.testing.source_checkout",
 }
 
 __all__ = [
@@ -104,7 +104,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from jarvis_core.testing.plugins import installed_registry, registry_with, simple_plugin
     from jarvis_core.testing.recording_bus import RecordingBus
     from jarvis_core.testing.replay import UNMATCHED_STATUS, Exchange, RecordedRequest, ReplayServer, body_matches
-    from jarvis_core.testing.source_plugin import source_plugin, source_registry
+    from jarvis_core.testing.source_checkout import source_plugin, source_registry
     from jarvis_core.testing.transcripts import (
         exchange_from_transcript,
         exchanges_from_transcripts,

@@ -27,7 +27,7 @@ from jarvis_core.plugins.registry import Registry
 from jarvis_core.testing.plugins import installed_registry
 from jarvis_core.testing.recording_bus import RecordingBus
 from jarvis_core.testing.replay import Exchange, ReplayServer
-from jarvis_core.testing.source_plugin import source_plugin
+from jarvis_core.testing.source_checkout import source_plugin
 
 __all__ = ["jarvis_events", "jarvis_plugins", "jarvis_source_plugin", "replay_server"]
 

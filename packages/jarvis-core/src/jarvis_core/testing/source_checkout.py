@@ -42,10 +42,10 @@ def _project(path: PathLike) -> Tuple[Path, Dict[str, Any]]:
             break
     else:
         raise PluginError(f"no pyproject.toml in {start} or any folder above it; pass your plugin project's folder")
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ImportError:  # Python < 3.11
-        import tomli as tomllib  # type: ignore[no-redef]
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
     try:
         data = tomllib.loads(candidate.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
