@@ -344,8 +344,11 @@ def test_a_clash_does_not_take_down_every_command(clash_venv):
     proc = clash_venv.jarvis("plugins")
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == f"jarvis: warning: {CLASH}; every other key still works\n"
-    names = [p["name"] for p in json.loads(proc.stdout)["plugins"]]
-    assert {"twin-a", "twin-b", "engine-echo"} <= set(names)
+    doc = json.loads(proc.stdout)
+    assert {"twin-a", "twin-b", "engine-echo"} <= {p["name"] for p in doc["plugins"]}
+    [clash] = doc["clashes"]
+    assert (clash["kind"], clash["key"]) == ("engine", "twin")
+    assert [b["distribution"] for b in clash["by"]] == ["jarvis-plugin-twin-a", "jarvis-plugin-twin-b"]
     ask = clash_venv.jarvis("ask", "--engine", "echo", "fine")
     assert ask.returncode == 0 and ask.stdout == "fine\n"
 

@@ -72,7 +72,8 @@ def rule_parser_problems(
                 close = difflib.get_close_matches(name, known, n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else f"; installed: {', '.join(known)}"
                 out.append(
-                    f"backend-default rule {pattern!r} from {dist} {version} (plugin {plugin!r}) names {kind} parser "
+                    f"backend-default rule {pattern!r} from {f'{dist} {version}'.strip()} (plugin {plugin!r}) names "
+                    f"{kind} parser "
                     f"{name!r}, which no installed plugin registers{hint}"
                 )
     return out
