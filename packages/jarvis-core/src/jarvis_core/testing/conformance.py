@@ -364,21 +364,24 @@ class EngineConformance:
             _skip(f"needs recorded exchanges for the {scenario!r} scenario (exchanges())")
         return list(exchanges or ())
 
-    def test_broken_stream_raises_stream_error(self) -> None:
-        exchanges = self._own_exchanges("text")
-        broken = [attrs.evolve(ex, break_after=1) if ex.streamed() else ex for ex in exchanges]
-        if not any(ex.streamed() for ex in broken):
-            _skip("the 'text' scenario has no streamed exchange")
-        with ReplayServer(broken) as server:
+    def _expect_stream_error(self, exchanges: Sequence[Exchange], failure: str) -> None:
+        with ReplayServer(list(exchanges)) as server:
             engine = self.make_engine(server.url)
             try:
                 self._run(engine, lambda: self._collect(engine, PROMPT))
             except StreamError:
                 pass
             else:
-                raise AssertionError("a stream cut off by the server must raise StreamError")
+                raise AssertionError(failure)
             finally:
                 engine.close()
+
+    def test_broken_stream_raises_stream_error(self) -> None:
+        exchanges = self._own_exchanges("text")
+        broken = [attrs.evolve(ex, break_after=1) if ex.streamed() else ex for ex in exchanges]
+        if not any(ex.streamed() for ex in broken):
+            _skip("the 'text' scenario has no streamed exchange")
+        self._expect_stream_error(broken, "a stream cut off by the server must raise StreamError")
 
     def test_stream_ending_cleanly_without_end_marker_raises_stream_error(self) -> None:
         """The server sends the first chunk of the recorded stream, then ends the response *cleanly* (a
@@ -391,19 +394,11 @@ class EngineConformance:
         cut = [_first_chunk_only(ex) if ex.streamed() else ex for ex in exchanges]
         if not any(ex.streamed() for ex in cut):
             _skip("the 'text' scenario has no streamed exchange")
-        with ReplayServer(cut) as server:
-            engine = self.make_engine(server.url)
-            try:
-                self._run(engine, lambda: self._collect(engine, PROMPT))
-            except StreamError:
-                pass
-            else:
-                raise AssertionError(
-                    "a stream that ends cleanly after its first chunk, without a finish or the protocol's end "
-                    "marker, must raise StreamError, not pass as a complete answer"
-                )
-            finally:
-                engine.close()
+        self._expect_stream_error(
+            cut,
+            "a stream that ends cleanly after its first chunk, without a finish or the protocol's end marker, "
+            "must raise StreamError, not pass as a complete answer",
+        )
 
     def test_timeout_raises_connection_error(self) -> None:
         with ReplayServer([Exchange("*", None, hang=True)]) as server:

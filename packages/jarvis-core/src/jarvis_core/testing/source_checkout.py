@@ -17,17 +17,16 @@ With pytest, the ``jarvis_source_plugin`` fixture of :mod:`jarvis_core.testing.p
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import os
 import sys
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Tuple, Union
+from typing import Any, ContextManager, Dict, List, Tuple, Union
 
 from jarvis_core.errors import PluginError
-from jarvis_core.plugins import registry as _registry_mod
 from jarvis_core.plugins.manager import make_plugin_manager
-from jarvis_core.plugins.registry import Registry, reset_registry
+from jarvis_core.plugins.registry import Registry
+from jarvis_core.testing.plugins import installed
 
 __all__ = ["source_plugin", "source_registry"]
 
@@ -101,14 +100,7 @@ def source_registry(path: PathLike, **options: Any) -> Registry:
     return Registry(pm)
 
 
-@contextlib.contextmanager
-def source_plugin(path: PathLike, **options: Any) -> Iterator[Registry]:
+def source_plugin(path: PathLike, **options: Any) -> ContextManager[Registry]:
     """Install :func:`source_registry` as the process-wide registry for the ``with`` block, then put the
     previous one back."""
-    registry = source_registry(path, **options)
-    previous = _registry_mod._registry
-    reset_registry(registry)
-    try:
-        yield registry
-    finally:
-        reset_registry(previous)
+    return installed(source_registry(path, **options))
