@@ -1,6 +1,6 @@
 """Start-up cost of ``jarvis plugins`` against the floor of pluggy plus an entry-point scan.
 
-Budget (DESIGN §9): ``jarvis plugins`` with every package installed within 1.3x the floor
+Budget (docs/contract.md §10): ``jarvis plugins`` with every package installed within 1.3x the floor
 ``python -c "import pluggy, importlib.metadata as m; m.entry_points(group='jarvis')"``, measured side by side
 (interleaved runs, same process tree, medians). Also: ``import jarvis_core`` imports neither httpx nor any
 plugin module, and ``jarvis plugins`` imports neither httpx, attrs, cattrs nor the config code.

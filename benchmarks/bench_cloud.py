@@ -1,4 +1,4 @@
-"""CloudEngine overhead vs a raw pooled httpx client, side by side in one run (DESIGN §9).
+"""CloudEngine overhead vs a raw pooled httpx client, side by side in one run (docs/contract.md §10).
 
     python benchmarks/bench_cloud.py [--rounds 7] [--requests 200] [--streams 20] [--chunks 200]
 

@@ -1,4 +1,4 @@
-"""``discover_engines`` with N engines down costs about one health timeout, not N (DESIGN §9).
+"""``discover_engines`` with N engines down costs about one health timeout, not N (docs/contract.md §10).
 
 Floor: one engine's health check against an address that accepts connections and never answers (so the
 check runs into its timeout), measured side by side with ``discover_engines`` over N such engines, runs

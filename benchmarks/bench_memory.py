@@ -1,4 +1,4 @@
-"""Memory of a jarvis process with every plugin loaded, against one that only imports httpx (DESIGN §9).
+"""Memory of a jarvis process with every plugin loaded, against one that only imports httpx (docs/contract.md §10).
 
 Floor: ``python -c "import httpx"``. Measured: a process that builds the registry (every installed plugin
 loaded), imports every registered engine class, builds each engine that needs no arguments, and runs one

@@ -1,4 +1,4 @@
-"""Ollama engine overhead vs the floor, measured side by side in one run (DESIGN §9).
+"""Ollama engine overhead vs the floor, measured side by side in one run (docs/contract.md §10).
 
     python benchmarks/bench_ollama.py [--rounds 10] [--requests 200] [--streams 30] [--chunks 200]
 

@@ -1,4 +1,4 @@
-"""Overhead of the OpenAI-compatible engines against floors measured side by side (DESIGN §9).
+"""Overhead of the OpenAI-compatible engines against floors measured side by side (docs/contract.md §10).
 
 A minimal keep-alive HTTP/1.1 server runs in its own process on loopback and answers
 ``/v1/chat/completions`` with canned bytes (a 200-token JSON reply, or a 200-chunk SSE stream sent in one

@@ -8,7 +8,7 @@ block carrying most of the bytes) whole and fed in 8-byte pieces, at 1 MB and 4 
 the 4MB/1MB time ratio (≈4 means linear; ≈16 would mean quadratic). The floor, measured in the same run,
 is the bare cost of cutting the same text into 8-byte pieces and searching it once with ``str.find``; the
 ``x floor`` column is the parser's streamed time divided by that floor. Nothing here is asserted: budgets
-are read, not tested (DESIGN §9: a 1 MB output parses in well under a second).
+are read, not tested (docs/contract.md §10: a 1 MB output parses in well under a second).
 """
 
 from __future__ import annotations

@@ -57,6 +57,13 @@ class PluginVenv:
         )
 
 
+    def run_python(self, code: str, *, env: Optional[Mapping[str, str]] = None, timeout: float = 120) -> subprocess.CompletedProcess:
+        """Run ``python -c CODE`` with this venv's interpreter (same clean environment as :meth:`jarvis`)."""
+        return subprocess.run(
+            [str(self.python), "-c", code], capture_output=True, text=True, env=self.env(env), timeout=timeout,
+        )
+
+
 def _parent_site_dirs() -> List[str]:
     dirs = [*site.getsitepackages(), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
     return list(dict.fromkeys(d for d in dirs if os.path.isdir(d)))

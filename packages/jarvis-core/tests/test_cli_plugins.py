@@ -85,10 +85,10 @@ def test_unknown_hook_lists_the_hooks(capsys):
     assert "jarvis_register_engines" in captured.err
 
 
-def test_duplicate_key_is_an_error(capsys):
+def test_duplicate_key_is_an_error_in_strict_mode(capsys):
     from jarvis_core.errors import DuplicateRegistrationError
 
-    with pytest.raises(DuplicateRegistrationError, match=r"engine 'e' is registered twice: by a .* and by b"):
+    with pytest.raises(DuplicateRegistrationError, match=r"engine 'e' is registered by both a \(plugin 'a'\) and b"):
         with installed_registry(simple_plugin("a", engines={"e": "x:A"}), simple_plugin("b", engines={"e": "x:B"})):
             pass
 

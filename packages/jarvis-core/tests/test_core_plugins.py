@@ -22,6 +22,7 @@ from jarvis_core import hookimpl
 from jarvis_core.errors import DuplicateRegistrationError, PluginError, PluginLoadError, UnknownNameError
 from jarvis_core.plugins import (
     PluginLoadWarning,
+    PluginWarning,
     Registry,
     get_registry,
     load_target,
@@ -124,11 +125,16 @@ def test_backend_default_rules_keep_order_and_provenance():
 def test_duplicate_key_names_both_distributions(site):
     engine_dist(site, "jarvis-engine-one", "1.0", "engine-one", "tp_one", "same")
     engine_dist(site, "jarvis-engine-two", "2.0", "engine-two", "tp_two", "same")
-    with pytest.raises(DuplicateRegistrationError) as info:
-        Registry(make_plugin_manager(allow=["engine-one", "engine-two"]))
-    message = str(info.value)
+    with pytest.warns(PluginWarning, match="'same' is registered by both") as caught:
+        reg = Registry(make_plugin_manager(allow=["engine-one", "engine-two"]))
+    message = str(caught[0].message)
     assert "jarvis-engine-one 1.0" in message and "jarvis-engine-two 2.0" in message
-    assert "'same'" in message and "JARVIS_DISABLE_PLUGINS=engine-two" in message
+    assert "JARVIS_DISABLE_PLUGINS=engine-two" in message and "every other key still works" in message
+    with pytest.raises(DuplicateRegistrationError, match="unusable until one is removed"):  # unusable, not a pick
+        reg.get("engine", "same")
+    assert "same" not in reg.items("engine")
+    with pytest.raises(DuplicateRegistrationError):  # strict mode: the clash is an error at once
+        Registry(make_plugin_manager(allow=["engine-one", "engine-two"], strict=True))
 
 
 def test_duplicate_parser_alias_is_caught_but_kinds_are_separate():
@@ -148,7 +154,7 @@ def test_duplicate_parser_alias_is_caught_but_kinds_are_separate():
     assert reg.get("parser", "tool:qwen3_coder") is reg.get("parser", "tool:qwen3_xml")
     assert {"tool:mistral", "reasoning:mistral"} <= set(reg.items("parser"))
     with pytest.raises(DuplicateRegistrationError, match="qwen3_coder"):
-        Registry(make_plugin_manager(load_entrypoints=False, plugins=[("a", A()), ("b", B())]))
+        Registry(make_plugin_manager(load_entrypoints=False, strict=True, plugins=[("a", A()), ("b", B())]))
 
 
 # -- allow / block lists ------------------------------------------------------------------------------
@@ -226,7 +232,7 @@ def test_unknown_hook_name_is_a_load_failure(site):
         register("w", "m:W")
     """
     make_dist(site, "jarvis-future", "9.0", {"future": "tp_future"}, {"tp_future": source})
-    with pytest.warns(PluginLoadWarning, match=r"unknown hook.*jarvis_register_widgets"):
+    with pytest.warns(PluginLoadWarning, match=r"jarvis_register_widgets, which is not a hook of this jarvis-core"):
         pm = make_plugin_manager(allow=["future"])
     assert not pm.has_plugin("future")
     with pytest.raises(PluginLoadError, match="jarvis_register_widgets"):

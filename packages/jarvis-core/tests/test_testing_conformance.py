@@ -15,9 +15,12 @@ import pytest
 from jarvis_core.engine.http import HTTPEngine
 from jarvis_core.engine.messages import messages_to_dicts, tools_to_openai
 from jarvis_core.engine.streams import aiter_sse_json
+from jarvis_core.errors import StreamError
 from jarvis_core.testing import (
     EngineConformance,
     Exchange,
+    LiveServer,
+    ReplayServer,
     exchanges_from_transcripts,
     load_transcripts,
     run_engine_conformance,
@@ -28,6 +31,7 @@ DATA = pathlib.Path(__file__).parent / "data"
 
 
 class MiniOpenAIEngine(HTTPEngine):
+    require_finish = True
     """Just enough of the OpenAI chat protocol to be a correct engine."""
 
     engine_id = "mini-openai"
@@ -87,6 +91,8 @@ class MiniOpenAIEngine(HTTPEngine):
                     if delta.get("content"):
                         yield StreamChunk(content=delta["content"])
                     finish = choice.get("finish_reason") or finish
+        if finish is None and self.require_finish:
+            raise StreamError("mini: the stream ended before the server finished the answer", engine_id=self.engine_id)
         done = [ToolCall(c["id"], c["name"], c["arguments"] or "{}") for _, c in sorted(calls.items())]
         yield StreamChunk(
             tool_calls=done, finish_reason=normalize_finish_reason(finish, has_tool_calls=bool(done)), usage=usage
@@ -174,6 +180,10 @@ class StringifiesArguments(MiniOpenAIEngine):
         return Completion(result.content, tool_calls=calls, finish_reason=result.finish_reason, usage=result.usage)
 
 
+class AcceptsTruncatedStream(MiniOpenAIEngine):
+    require_finish = False  # the bug: a stream cut off cleanly passes as a complete answer
+
+
 class NeverCloses(MiniOpenAIEngine):
     def close(self) -> None:
         pass
@@ -202,6 +212,7 @@ def test_correct_engine_passes_standalone():
         (DoubleFinish, {"test_stream_full_ends_with_one_finish_chunk"}),
         (StringifiesArguments, {"test_generate_tool_calls", "test_tool_dicts_are_accepted"}),
         (NeverCloses, {"test_context_manager_closes_connections"}),
+        (AcceptsTruncatedStream, {"test_stream_ending_cleanly_without_end_marker_raises_stream_error"}),
     ],
 )
 def test_buggy_engines_fail_the_matching_checks(engine_cls, failing):
@@ -218,3 +229,35 @@ def test_unsupported_scenario_is_skipped():
     results = run_engine_conformance(NoTools())
     assert results["test_generate_tool_calls"].startswith("skipped")
     assert results["test_stream_text_equals_stream_full_content"] == "ok"
+
+
+def test_serve_may_be_a_plain_generator_or_return_the_server():
+    class GeneratorServe(TestMiniOpenAIConformance):
+        stopped: List[str] = []
+
+        def serve(self, scenario):  # no @contextmanager: a plain generator
+            with ReplayServer(list(EXCHANGES[scenario])) as server:
+                yield server
+            self.stopped.append(scenario)
+
+    results = run_engine_conformance(GeneratorServe())
+    assert all(r == "ok" for r in results.values()), results
+    assert "text" in GeneratorServe.stopped  # the code after yield ran as teardown
+
+    class ReturnsLive(TestMiniOpenAIConformance):
+        def serve(self, scenario):
+            return LiveServer(self.server.url)
+
+    suite = ReturnsLive()
+    with ReplayServer(list(EXCHANGES["text"])) as suite.server:
+        assert suite._serving("text").__enter__().url == suite.server.url
+
+
+def test_scenario_constants_and_live_server_are_exported():
+    import jarvis_core.testing as kit
+
+    assert kit.SCENARIOS == ("text", "tools", "models")
+    assert kit.PROMPT[-1].content == "What is the capital of France?"
+    assert kit.WEATHER_TOOL.name == "get_weather" and kit.SECRET.startswith("sk-")
+    assert kit.LiveServer("http://x").url == "http://x"
+    assert {"LiveServer", "PROMPT", "TOOL_PROMPT", "source_plugin"} <= set(kit.__all__)

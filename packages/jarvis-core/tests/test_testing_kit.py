@@ -112,7 +112,7 @@ def test_registry_with_simple_plugins_has_provenance():
 
 
 def test_registry_with_sees_duplicates():
-    with pytest.raises(DuplicateRegistrationError, match=r"by a .*by b"):
+    with pytest.raises(DuplicateRegistrationError, match=r"by both a .*and b"):
         registry_with(simple_plugin("a", engines={"x": "m:X"}), simple_plugin("b", engines={"x": "m:Y"}))
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import warnings
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import attrs
@@ -260,7 +261,9 @@ def discover_engines(
             found.append((status.key, engine))
             continue
         if engine is None and status.error and not status.error.startswith("no answer within"):
-            log.warning("engine %r could not be built: %s", status.key, status.error)  # a broken plugin or config
+            said = status.error if status.error.startswith(f"engine {status.key!r}") else (
+                f"engine {status.key!r} could not be built: {status.error}")
+            warnings.warn(said, RuntimeWarning, stacklevel=2)
         else:
             log.debug("engine %r: %s", status.key, status.error)
         if engine is not None:

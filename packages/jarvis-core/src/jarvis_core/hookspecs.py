@@ -24,6 +24,13 @@ Example plugin (a complete distribution needs only this module and an entry poin
 
 Hooks evolve only by gaining arguments; pluggy passes an implementation only the arguments it names, so
 old plugins keep working. Never give a hookimpl parameter a default value: pluggy will not pass it.
+
+Each hook's ``register`` callback is typed by a protocol of :mod:`jarvis_core.plugins.registry`
+(:class:`~jarvis_core.plugins.registry.Register`, :class:`~jarvis_core.plugins.registry.ParserRegister`,
+:class:`~jarvis_core.plugins.registry.DefaultsRegister`), and each target's contract is a class or protocol
+importable from the core, named in the hook's docstring. A hook must call ``register``; a returned value is
+ignored with a warning. What happens when a plugin gets something wrong (at load time or when its target is
+first used) is described in ``docs/plugins.md``; the whole contract is ``docs/contract.md``.
 """
 
 from __future__ import annotations
@@ -52,9 +59,12 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 def jarvis_register_engines(register: Register) -> None:
     """Register inference engines.
 
-    :param register: ``register(key, target, *, description="")``. ``target`` names a subclass of
-        :class:`jarvis_core.engine.InferenceEngine`; it is built with the engine's options
-        (``host``/``base_url``, ``api_key``, ``timeout``, …) by :func:`jarvis_core.create_engine`.
+    :param register: ``register(key, target, *, description="", **extra)``
+        (:class:`~jarvis_core.plugins.registry.Register`). ``target`` names a subclass of
+        :class:`jarvis_core.engine.InferenceEngine` (HTTP engines: of :class:`jarvis_core.engine.http.HTTPEngine`);
+        it is built with the engine's options (``host``/``base_url``, ``api_key``, ``timeout``, the user's
+        ``[engine.<key>]`` table, …) by :func:`jarvis_core.create_engine`. ``discoverable=False`` keeps it out
+        of automatic discovery.
 
     .. versionadded:: 0.1
     """
@@ -64,9 +74,10 @@ def jarvis_register_engines(register: Register) -> None:
 def jarvis_register_agents(register: Register) -> None:
     """Register agents.
 
-    :param register: ``register(key, target, *, description="")``. ``target`` names a
-        ``BaseAgent`` subclass: ``Agent(engine, model=..., tools=..., **options).run(input, context)``
-        returns an :class:`jarvis_core.types.AgentResult`.
+    :param register: ``register(key, target, *, description="", **extra)``
+        (:class:`~jarvis_core.plugins.registry.Register`). ``target`` names a subclass of
+        ``jarvis_core.agents.BaseAgent``: ``Agent(engine, model=..., tools=..., **options).run(input, context)``
+        returns a :class:`jarvis_core.types.AgentResult`.
 
     .. versionadded:: 0.1
     """
@@ -76,8 +87,11 @@ def jarvis_register_agents(register: Register) -> None:
 def jarvis_register_tools(register: Register) -> None:
     """Register tools that agents may call.
 
-    :param register: ``register(key, target, *, description="")``. ``target`` names a tool class or
-        factory exposing ``spec`` (a :class:`jarvis_core.types.ToolSpec`) and ``run(**arguments) -> str``.
+    :param register: ``register(key, target, *, description="", **extra)``
+        (:class:`~jarvis_core.plugins.registry.Register`). ``target`` names an implementation of the
+        ``jarvis_core.tools.Tool`` protocol (a class or a no-argument factory, or an instance): ``spec`` (a
+        :class:`jarvis_core.types.ToolSpec`) and ``run(**arguments) -> str``. A tool without ``spec`` is a
+        :class:`~jarvis_core.errors.PluginError` naming the plugin when it is first used.
 
     .. versionadded:: 0.1
     """
@@ -85,9 +99,12 @@ def jarvis_register_tools(register: Register) -> None:
 
 @hookspec
 def jarvis_register_prompt_providers(register: Register) -> None:
-    """Register prompt providers (``IJarvisPromptProvider``, DESIGN §6), found by case-insensitive name.
+    """Register prompt providers, found by case-insensitive name.
 
-    :param register: ``register(key, target, *, description="")``.
+    :param register: ``register(key, target, *, description="", **extra)``
+        (:class:`~jarvis_core.plugins.registry.Register`). ``target`` names an implementation of
+        ``jarvis_core.prompts.PromptProvider`` (system prompt, response format and parsing for a model
+        family; see ``docs/prompts.md``).
 
     .. versionadded:: 0.1
     """
@@ -97,10 +114,13 @@ def jarvis_register_prompt_providers(register: Register) -> None:
 def jarvis_register_parsers(register: ParserRegister) -> None:
     """Register tool-call and reasoning parsers for models that emit them as raw text.
 
-    :param register: ``register(name, target, *, kind, aliases=(), description="")`` where ``kind`` is
-        ``"tool"`` or ``"reasoning"``. A tool parser's ``parse(text, tools=None)`` returns an object with
-        ``.content`` and ``.tool_calls``; a reasoning parser's ``parse(text)`` one with ``.content`` and
-        ``.reasoning``. Both also parse incrementally (``feed(delta)`` then ``finish()``).
+    :param register: ``register(name, target, *, kind, aliases=(), description="", **extra)``
+        (:class:`~jarvis_core.plugins.registry.ParserRegister`) where ``kind`` is ``"tool"`` or
+        ``"reasoning"``. ``target`` names a subclass of :class:`jarvis_core.parsers.ToolParser` or
+        :class:`jarvis_core.parsers.ReasoningParser` (implement ``_feed(delta)`` and ``_finish()``, each
+        returning a list of :class:`jarvis_core.parsers.base.ParsedDelta`); the base classes give ``parse``,
+        ``feed``, ``finish`` and ``result``. A target without ``parse`` is a
+        :class:`~jarvis_core.errors.PluginError` naming the plugin when it is first used.
 
     .. versionadded:: 0.1
     """
@@ -108,10 +128,11 @@ def jarvis_register_parsers(register: ParserRegister) -> None:
 
 @hookspec
 def jarvis_backend_defaults(register: DefaultsRegister) -> None:
-    """Contribute per-model-family defaults: parsers and sampling values (DESIGN §5).
+    """Contribute per-model-family defaults: parsers and sampling values (``docs/backend-defaults.md``).
 
     :param register: ``register(pattern, *, backends=("*",), tool_parser=None, reasoning_parser=None,
-        sampling=None, extras=None)``. ``pattern`` is matched against normalized model ids, longest pattern
+        sampling=None, extras=None)`` (:class:`~jarvis_core.plugins.registry.DefaultsRegister`). A parser name
+        that no installed plugin registers is warned about when the registry is built. ``pattern`` is matched against normalized model ids, longest pattern
         first across every plugin (ties by registration order). ``backends`` lists engine keys the rule
         applies to: ``"*"`` every backend, ``""`` only when the backend is unknown. ``sampling`` maps
         ``temperature``, ``top_p``, ``top_k``, ``min_p``, ``repeat_penalty``, ``presence_penalty`` to values.
@@ -124,10 +145,13 @@ def jarvis_backend_defaults(register: DefaultsRegister) -> None:
 def jarvis_register_config_sections(register: Register) -> None:
     """Contribute the schema of a config sub-table, so the user's config is checked against it.
 
-    :param register: ``register(section, target)``, e.g. ``register("engine.ollama",
-        "jarvis_engine_ollama.config:OllamaConfig")``. ``target`` names an attrs class; the section's keys
-        are structured into it (unknown keys and wrong types are errors naming file, key and line). The
-        class is imported only when the user's config has that section.
+    :param register: ``register(section, target)`` (:class:`~jarvis_core.plugins.registry.Register`), e.g.
+        ``register("engine.ollama", "jarvis_engine_ollama.config:OllamaConfig")`` or ``register("acme",
+        "jarvis_tools_acme.config:AcmeConfig")``. ``target`` names an attrs class (``@attrs.frozen``, fields
+        with defaults); the section's keys are structured into it (unknown keys and wrong types are errors
+        naming file, key and line). ``engine.<key>`` tables become the engine's constructor options; any
+        other section is read back as ``load_config().plugin_sections["acme"]``. The class is imported only
+        when the user's config has that section.
 
     .. versionadded:: 0.1
     """
@@ -137,9 +161,10 @@ def jarvis_register_config_sections(register: Register) -> None:
 def jarvis_register_commands(register: Register) -> None:
     """Add a ``jarvis`` subcommand (e.g. ``jarvis serve`` from jarvis-server) without the core importing it.
 
-    :param register: ``register(name, target, *, description="")``. ``target`` names a module (or any
-        object) with ``add_parser(subparsers)``, which adds the command's ``argparse`` parser, and
-        ``run(args) -> int``, which runs it and returns the exit status. ``description`` is the one-line
+    :param register: ``register(name, target, *, description="")``
+        (:class:`~jarvis_core.plugins.registry.Register`). ``target`` names a module (or any object)
+        satisfying :class:`jarvis_core.commands.CommandModule`: ``add_parser(subparsers)``, which adds the
+        command's ``argparse`` parser, and ``run(args) -> int``, which runs it and returns the exit status. ``description`` is the one-line
         summary ``jarvis --help`` shows; the target is imported only when its command runs. A built-in
         command's name cannot be taken.
 

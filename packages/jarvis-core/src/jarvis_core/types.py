@@ -1,4 +1,4 @@
-"""Value types shared by every jarvis package (DESIGN §3).
+"""Value types shared by every jarvis package (docs/contract.md §3).
 
 All types are small immutable attrs classes. :data:`converter` (cattrs) turns them into plain dicts and
 JSON and back; :func:`to_dict`, :func:`from_dict`, :func:`to_json` and :func:`from_json` are the one way to

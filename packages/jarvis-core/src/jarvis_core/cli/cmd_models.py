@@ -67,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
             engine.close()
     errors: Dict[str, str] = {key: one_line(str(exc)) or type(exc).__name__ for key, exc in listing.errors.items()}
     for key, message in errors.items():
-        print(f"jarvis: warning: {key}: {message}", file=sys.stderr)
+        # Engine errors usually start with the engine's key already: do not say it twice.
+        said = message if message.startswith(f"{key}: ") else f"{key}: {message}"
+        print(f"jarvis: warning: {said}", file=sys.stderr)
     print(json.dumps({"models": dict(listing), "errors": errors}, indent=args.indent or None))
     return 0 if listing else 1

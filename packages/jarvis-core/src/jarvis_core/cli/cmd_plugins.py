@@ -13,7 +13,8 @@ Output shape::
                         "backend_defaults": ["qwen3", "..."]}}
       ],
       "failures": [{"plugin": "...", "distribution": "...", "version": "...", "error": "..."}],
-      "skipped": ["..."]
+      "skipped": ["..."],
+      "clashes": [{"kind": "engine", "key": "twin", "by": [{"plugin": "...", "distribution": "...", "version": "..."}]}]
     }
 
 ``failures`` lists plugins that failed to load (each also printed as one warning line); ``skipped`` lists
@@ -85,11 +86,17 @@ def collect(registry: Any, *, hook: str = "") -> Dict[str, Any]:
         "plugins": plugins,
         "failures": [f.to_json() for f in pm.failures],
         "skipped": list(pm.skipped),
+        # Keys two plugins registered: unusable until one goes or [plugins] prefer picks one.
+        "clashes": [
+            {"kind": name.partition(":")[0], "key": name.partition(":")[2],
+             "by": [{"plugin": r.plugin, "distribution": r.distribution, "version": r.version} for r in regs]}
+            for name, regs in getattr(registry, "clashes", {}).items()
+        ],
     }
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the plugin listing. A broken plugin is a warning (exit 0); a duplicate key is an error (exit 1)."""
+    """Print the plugin listing. A broken plugin or a key two plugins registered is a warning (exit 0)."""
     from jarvis_core.plugins import get_registry
 
     doc = collect(get_registry(), hook=args.hook or "")

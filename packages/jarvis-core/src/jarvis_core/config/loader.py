@@ -15,17 +15,19 @@ import attrs
 
 from jarvis_core.config.legacy import LEGACY_KEYS, migrate_legacy_keys
 from jarvis_core.config.paths import CONFIG_ENV, config_path, is_explicit
+from jarvis_core.config.plugin_sections import load_plugin_sections, plugin_roots, schema_of
 from jarvis_core.config.schema import (
     AgentConfig,
     EngineSettings,
     GenericEngineConfig,
     JarvisConfig,
     ModelDefaultsRule,
+    PluginSettings,
     env_var_for,
 )
 from jarvis_core.config.toml_source import KeyPath, TomlSource, parse_toml
 from jarvis_core.config.validation import dotted, nearest, structure_table, type_error, unknown_key_error
-from jarvis_core.errors import ConfigError, PluginError
+from jarvis_core.errors import ConfigError
 
 if TYPE_CHECKING:
     from jarvis_core.plugins.registry import Registry
@@ -35,7 +37,7 @@ __all__ = ["ENGINE_ENV", "ConfigWarning", "load_config"]
 #: Environment variable naming the default engine (beats ``[engine] default``).
 ENGINE_ENV = "JARVIS_ENGINE"
 
-_TOP_LEVEL = ("engine", "agent", "agents", "tools", "model_defaults")
+_TOP_LEVEL = ("engine", "agent", "agents", "tools", "model_defaults", "plugins")
 
 
 class ConfigWarning(UserWarning):
@@ -75,15 +77,18 @@ def load_config(
 
     migrate_legacy_keys(src)
     data = src.data
+    roots = plugin_roots(reg)
     for key in data:
-        if key not in _TOP_LEVEL:
-            raise unknown_key_error(src, (key,), [*_TOP_LEVEL, *LEGACY_KEYS])
+        if key not in _TOP_LEVEL and key not in roots:
+            raise unknown_key_error(src, (key,), [*_TOP_LEVEL, *roots, *LEGACY_KEYS])
 
     engine = _load_engine(src, data.get("engine", {}), reg)
     agent = structure_table(src, data.get("agent", {}), AgentConfig, ("agent",))
     agents = _tables_of_tables(src, data.get("agents", {}), "agents")
     tools = _tables_of_tables(src, data.get("tools", {}), "tools")
     model_defaults = _load_model_defaults(src, data.get("model_defaults", {}), reg)
+    plugins = structure_table(src, data.get("plugins", {}), PluginSettings, ("plugins",))
+    plugin_sections = load_plugin_sections(src, data, reg)
 
     sources = {dotted(p): f"{src.path}:{line}" for p, line in src.lines.items() if src.path}
     default_engine = os.fspath(env.get(ENGINE_ENV, "")).strip()
@@ -95,8 +100,7 @@ def load_config(
         sources[dotted(("engine", key, option))] = f"env {var}"
     return JarvisConfig(
         engine=engine, agent=agent, agents=agents, tools=tools, model_defaults=model_defaults, path=src.path,
-        env_hosts=env_hosts,
-        sources=sources,
+        env_hosts=env_hosts, sources=sources, plugins=plugins, plugin_sections=plugin_sections,
     )
 
 
@@ -164,28 +168,7 @@ def _section_schema(src: TomlSource, key: str, reg: Registry) -> type:
             warnings.warn(f"{where}[engine.{key}] configures an engine that is not installed{hint}",
                           ConfigWarning, stacklevel=4)
         return GenericEngineConfig
-    try:
-        schema = registration.load()
-    except Exception as exc:
-        message = (
-            f"the schema of [engine.{key}] ({registration.target_name()}, from {registration.distribution} "
-            f"{registration.version}) failed to import: {type(exc).__name__}: {exc}"
-        )
-        if _strict_plugins():
-            raise PluginError(message) from exc
-        # Like a broken plugin at load time: warn and keep going; the table is kept as written, unchecked.
-        warnings.warn(f"{message}; [engine.{key}] is used unchecked", ConfigWarning, stacklevel=4)
-        return dict
-    if not (isinstance(schema, type) and attrs.has(schema)):
-        raise PluginError(
-            f"{registration.distribution} registered {registration.target_name()} as the schema of "
-            f"[engine.{key}], but it is not an attrs class"
-        )
-    return schema
-
-
-def _strict_plugins() -> bool:
-    return os.environ.get("JARVIS_STRICT_PLUGINS", "").strip().lower() in ("1", "true", "yes", "on")
+    return schema_of(registration, f"engine.{key}")
 
 
 def _load_model_defaults(src: TomlSource, table: Any, reg: Registry) -> Dict[str, Dict[str, Any]]:

@@ -74,6 +74,14 @@ def config_to_dict(config: JarvisConfig) -> Dict[str, Any]:
             out[name] = {key: {k: _plain(_mask(k, v)) for k, v in table.items()} for key, table in tables.items()}
     if config.model_defaults:
         out["model_defaults"] = {p: dict(r) for p, r in config.model_defaults.items()}
+    if config.plugins.prefer:
+        out["plugins"] = {"prefer": list(config.plugins.prefer)}
+    for name, section in config.plugin_sections.items():  # tables registered by plugins, e.g. [acme]
+        *parents, last = name.split(".")
+        node = out
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[last] = _section_dict(section)
     return out
 
 

@@ -8,7 +8,7 @@ engine, which is what lets :meth:`JarvisConfig.engine_options` feed ``create_eng
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import attrs
 
@@ -19,6 +19,7 @@ __all__ = [
     "GenericEngineConfig",
     "JarvisConfig",
     "ModelDefaultsRule",
+    "PluginSettings",
     "env_var_for",
     "is_secret_field",
 ]
@@ -54,6 +55,15 @@ def _masked_repr(sections: Mapping[str, Any]) -> str:
 
 
 @attrs.frozen
+class PluginSettings:
+    """``[plugins]``: ``prefer`` lists plugin (entry-point) or distribution names that win a key two plugins
+    registered; without it such a key is unusable until one plugin is removed (``JARVIS_PREFER_PLUGINS``
+    overrides it)."""
+
+    prefer: List[str] = attrs.field(factory=list)
+
+
+@attrs.frozen
 class GenericEngineConfig:
     """Schema of ``[engine.<key>]`` for an engine whose plugin registered no schema of its own."""
 
@@ -74,7 +84,7 @@ class AgentConfig:
 class ModelDefaultsRule:
     """One ``[model_defaults."<pattern>"]`` table: the user's own per-model-family defaults.
 
-    They rank above plugin defaults and below explicit request arguments (DESIGN §5).
+    They rank above plugin defaults and below explicit request arguments (docs/contract.md §5).
     """
 
     tool_parser: Optional[str] = None
@@ -128,6 +138,10 @@ class JarvisConfig:
     env_hosts: Mapping[str, Tuple[str, str, str]] = attrs.field(factory=dict, repr=False)
     #: Where a value came from, for ``jarvis config show``: dotted key -> ``"file:LINE"`` / ``"env NAME"``.
     sources: Mapping[str, str] = attrs.field(factory=dict, repr=False)
+    #: ``[plugins]``: which plugin wins a key two plugins registered (``prefer``).
+    plugins: PluginSettings = attrs.field(factory=PluginSettings)
+    #: Tables registered by plugins outside ``[engine.<key>]``, by section name, structured into their schemas.
+    plugin_sections: Mapping[str, Any] = attrs.field(factory=dict, repr=False)
 
     def engine_section(self, key: str) -> Optional[Any]:
         """The structured ``[engine.<key>]`` table, or ``None`` when the config has none."""

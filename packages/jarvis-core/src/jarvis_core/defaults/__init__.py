@@ -1,4 +1,4 @@
-"""Per-model-family backend defaults (DESIGN §5): parsers and sampling values, longest pattern first.
+"""Per-model-family backend defaults (docs/contract.md §5): parsers and sampling values, longest pattern first.
 
 - :func:`resolve` merges every plugin's ``jarvis_backend_defaults`` rules (and the user's config rules) for
   one model and backend, with the provenance of each field.

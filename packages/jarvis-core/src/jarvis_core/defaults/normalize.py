@@ -1,4 +1,4 @@
-"""Model-id normalization for backend-default matching (DESIGN §5).
+"""Model-id normalization for backend-default matching (docs/contract.md §5).
 
 :func:`normalize_model_id` is exactly LocalAI's rule (lowercase, drop everything up to the last ``/``, drop a
 ``.gguf`` suffix, ``_`` → ``-``), so ids and patterns written for LocalAI keep their meaning.

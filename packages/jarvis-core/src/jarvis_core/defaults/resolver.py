@@ -1,4 +1,4 @@
-"""Resolving a model's backend defaults: longest pattern first, over every plugin's rules (DESIGN §5).
+"""Resolving a model's backend defaults: longest pattern first, over every plugin's rules (docs/contract.md §5).
 
 Each field (tool parser, reasoning parser, every sampling value, every extras key) is taken separately
 from the most specific rule that sets it: user-config rules first (longest pattern first), then plugin

@@ -1,12 +1,12 @@
-"""The engine interface every inference backend implements (DESIGN §4).
+"""The engine interface every inference backend implements (docs/contract.md §4).
 
 An engine implements :meth:`InferenceEngine.generate` and at least one of :meth:`~InferenceEngine.stream`
 or :meth:`~InferenceEngine.stream_full`; each streaming method has a default built on the other.
 
 Sampling arguments left as ``None`` are *unset*: the engine fills them from the backend defaults of the
-model's family (:mod:`jarvis_core.defaults`), then from its own defaults (temperature 0.7). This departs
-from DESIGN §4's literal ``temperature=0.7`` so that "the caller did not say" and "the caller said 0.7"
-stay distinguishable; an explicit ``0`` is always kept.
+model's family (:mod:`jarvis_core.defaults`), then from its own defaults (temperature 0.7). A literal
+``temperature=0.7`` default would make "the caller did not say" and "the caller said 0.7" the same thing
+(see docs/architecture.md); an explicit ``0`` is always kept.
 """
 
 from __future__ import annotations

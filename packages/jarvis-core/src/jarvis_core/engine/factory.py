@@ -3,24 +3,26 @@
 from __future__ import annotations
 
 import inspect
-import logging
+import warnings
 from typing import Any
 
 from jarvis_core.engine.base import InferenceEngine
-from jarvis_core.errors import InvalidOptionError, PluginError
+from jarvis_core.errors import InvalidOptionError
 
 __all__ = ["create_engine", "engine_class"]
-
-log = logging.getLogger(__name__)
 
 
 def engine_class(key: str) -> type:
     """The engine class registered under ``key`` (imports it); unknown keys list the available ones."""
     from jarvis_core.plugins.registry import get_registry
 
-    cls = get_registry().load("engine", key)
+    registration = get_registry().get("engine", key)
+    cls = registration.load()
     if not (isinstance(cls, type) and issubclass(cls, InferenceEngine)):
-        raise PluginError(f"engine {key!r} is registered as {cls!r}, which is not an InferenceEngine subclass")
+        raise registration.error(
+            f"is registered as {registration.target_name()!r}, which is not a subclass of "
+            "jarvis_core.engine.InferenceEngine"
+        )
     return cls
 
 
@@ -32,16 +34,20 @@ def create_engine(key: str, **options: Any) -> InferenceEngine:
     ``model_defaults=`` (the user's ``[model_defaults]`` rules), which is dropped with a warning for engines
     that do not resolve backend defaults.
     """
+    from jarvis_core.plugins.registry import get_registry
+
     cls = engine_class(key)
     params = inspect.signature(cls.__init__).parameters
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
     if "model_defaults" in options and not takes_any and "model_defaults" not in params:
         # User rules are advice for engines that resolve backend defaults; one that does not is told, not broken.
         options.pop("model_defaults")
-        log.warning("engine %r does not apply [model_defaults] rules from the config; they are ignored for it", key)
+        warnings.warn(f"engine {key!r} does not apply [model_defaults] rules from the config; they are ignored for it",
+                      RuntimeWarning, stacklevel=2)
     if not takes_any:
         accepted = [n for n, p in params.items() if n != "self" and p.kind is not inspect.Parameter.VAR_POSITIONAL]
         unknown = [k for k in options if k not in accepted]
         if unknown:
             raise InvalidOptionError(key, unknown, accepted)
-    return cls(**options)
+    # The constructor is plugin code: anything but jarvis' typed errors is reported naming the plugin.
+    return get_registry().get("engine", key).build(**options)

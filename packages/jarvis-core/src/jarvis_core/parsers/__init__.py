@@ -1,4 +1,4 @@
-"""Tool-call and reasoning parsers for models that write them as raw text (DESIGN §5).
+"""Tool-call and reasoning parsers for models that write them as raw text (docs/contract.md §5).
 
     from jarvis_core.parsers import get_tool_parser, get_reasoning_parser
     result = get_tool_parser("hermes").parse(text, tools=tools)   # .content, .tool_calls, .diagnostics

@@ -4,6 +4,7 @@ from jarvis_core.plugins.manager import (
     JarvisPluginManager,
     PluginFailure,
     PluginLoadWarning,
+    PluginWarning,
     make_plugin_manager,
 )
 from jarvis_core.plugins.registry import Registration, Registry, get_registry, load_target, reset_registry
@@ -12,6 +13,7 @@ __all__ = [
     "JarvisPluginManager",
     "PluginFailure",
     "PluginLoadWarning",
+    "PluginWarning",
     "Registration",
     "Registry",
     "get_registry",

@@ -13,11 +13,20 @@ Environment switches (read by the factory when the matching argument is ``None``
     Comma-separated block-list, same names. Applies to built-ins too.
 ``JARVIS_STRICT_PLUGINS=1``
     A plugin that fails to load raises :class:`~jarvis_core.errors.PluginLoadError` instead of warning.
+``JARVIS_PREFER_PLUGINS``
+    Comma-separated plugin or distribution names that win a key two plugins registered (read only when
+    there is such a clash; the config file's ``[plugins] prefer`` list is the persistent form).
+
+Loading is isolated per entry point: an exception *or* ``sys.exit()`` at import skips that plugin with one
+warning (``KeyboardInterrupt`` still stops the command), and a plugin that takes longer than
+:data:`SLOW_IMPORT_S` to import is named in a warning, since every ``jarvis`` command pays for it.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+import time
 import warnings
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Dict, Iterable, List, Optional, Tuple
@@ -27,12 +36,19 @@ import pluggy
 from jarvis_core import hookspecs
 from jarvis_core.errors import PluginLoadError
 
-__all__ = ["JarvisPluginManager", "PluginLoadWarning", "PluginFailure", "make_plugin_manager"]
+__all__ = ["JarvisPluginManager", "PluginFailure", "PluginLoadWarning", "PluginWarning", "make_plugin_manager"]
 
 GROUP = hookspecs.PROJECT
+#: An import slower than this (seconds) is named in a warning.
+SLOW_IMPORT_S = 1.0
+_HOOKS = frozenset(name for name in dir(hookspecs) if name.startswith("jarvis_"))
 
 
-class PluginLoadWarning(UserWarning):
+class PluginWarning(UserWarning):
+    """A plugin does something that is probably a mistake (it still loads)."""
+
+
+class PluginLoadWarning(PluginWarning):
     """A plugin failed to load and was skipped (everything else keeps working)."""
 
 
@@ -57,32 +73,64 @@ class JarvisPluginManager(pluggy.PluginManager):
         self._dists: Dict[str, Tuple[str, str]] = {}
         self.failures: List[PluginFailure] = []
         self.skipped: List[str] = []
+        self._installed: Dict[str, Any] = {}
+        #: Names that win clashes (``None``: not read yet; see :meth:`preferred_plugins`).
+        self.prefer: Optional[List[str]] = None
         #: Re-raise plugin failures instead of warning (set by :func:`make_plugin_manager`).
         self.strict = False
 
-    def plugin_failed(self, name: str, exc: Exception, *, distribution: str = "", version: str = "") -> None:
+    def plugin_failed(
+        self, name: str, exc: BaseException, *, distribution: str = "", version: str = "", context: str = ""
+    ) -> None:
         """Record that plugin ``name`` failed (to import or to register): one warning naming its distribution,
-        version and error, or :class:`PluginLoadError` in strict mode."""
+        version and error (``context`` says where, e.g. which hook), or :class:`PluginLoadError` in strict mode."""
         if not distribution:
             distribution, version = self.distribution_of(name)
         version = version or "?"
+        if isinstance(exc, SystemExit):
+            error = f"SystemExit: the plugin called sys.exit({exc.code!r})"
+        elif isinstance(exc, PluginLoadError) and exc.__cause__ is None:
+            error = str(exc)
+        else:
+            error = f"{type(exc).__name__}: {exc}"
+        if context:
+            error = f"{error} ({context})"
         if self.strict:
-            if isinstance(exc, PluginLoadError):
-                raise exc
-            raise PluginLoadError(f"plugin {name!r} from {distribution} {version} failed to load: {exc!r}") from exc
-        error = f"{type(exc).__name__}: {exc}"
+            raise PluginLoadError(f"plugin {name!r} from {distribution} {version} failed to load: {error}") from exc
         self.failures.append(PluginFailure(name, distribution, version, error))
-        warnings.warn(
+        self.warn(
             f"jarvis plugin {name!r} from {distribution} {version} failed to load and was skipped: {error} "
             f"(disable it with JARVIS_DISABLE_PLUGINS={name}, or pip uninstall {distribution})",
             PluginLoadWarning,
-            stacklevel=3,
         )
 
-    def register_plugin(self, plugin: Any, name: str, *, distribution: str = "", version: str = "") -> None:
+    def warn(self, message: str, category: type = PluginWarning) -> None:
+        """Tell the user about a plugin problem (one line under the ``jarvis`` command)."""
+        warnings.warn(message, category, stacklevel=3)
+
+    def register_plugin(
+        self, plugin: Any, name: str, *, distribution: str = "", version: str = "", installed_at: float = 0.0
+    ) -> None:
         """Register ``plugin`` under ``name`` and record its distribution (for provenance)."""
         self.register(plugin, name=name)
         self._dists[name] = (distribution or name, version or "")
+        # In-process plugins count as installed "now": they are the newest arrivals of a clash.
+        self._installed[name] = installed_at or float("inf")
+
+    def installed_at(self, name: str) -> float:
+        """When plugin ``name``'s distribution was installed (its metadata's mtime; ``inf`` if unknown)."""
+        value = self._installed.get(name, float("inf"))
+        if callable(value):
+            value = self._installed[name] = value()
+        return float(value)
+
+    def preferred_plugins(self) -> List[str]:
+        """Plugin or distribution names that win a clash: ``JARVIS_PREFER_PLUGINS``, else the config file's
+        ``[plugins] prefer``. Read only when two plugins claim the same key."""
+        if self.prefer is None:
+            env = _split(os.environ.get("JARVIS_PREFER_PLUGINS"))
+            self.prefer = env if env is not None else _config_preference()
+        return self.prefer
 
     def distribution_of(self, name: str) -> Tuple[str, str]:
         """``(distribution, version)`` of a registered plugin; in-process plugins report their own name."""
@@ -102,9 +150,58 @@ def _selected(names: Iterable[str], allow: Optional[List[str]], block: List[str]
     return allow is None or any(n in allow for n in names)
 
 
-def _unknown_hooks(plugin: Any) -> List[str]:
-    known = {name for name in dir(hookspecs) if name.startswith("jarvis_")}
-    return [n for n in dir(plugin) if n.startswith("jarvis_") and callable(getattr(plugin, n)) and n not in known]
+def _config_preference() -> List[str]:
+    """``[plugins] prefer`` from the config file, read without the config machinery (which needs the
+    registry being built). A file that cannot be read is left to the config loader to report."""
+    from jarvis_core.config.paths import config_path
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    try:
+        with open(config_path(), "rb") as fh:
+            prefer = tomllib.load(fh).get("plugins", {}).get("prefer", [])
+    except (OSError, ValueError, AttributeError):
+        return []
+    return [str(p) for p in prefer] if isinstance(prefer, list) else []
+
+
+def _edit_distance(a: str, b: str) -> int:
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[-1]
+
+
+def _near_hook(name: str) -> List[str]:
+    """The hook ``name`` is a likely misspelling of (within two edits), if any."""
+    scored = sorted((_edit_distance(name, hook), hook) for hook in _HOOKS)
+    return [scored[0][1]] if scored and scored[0][0] <= 2 else []
+
+
+def _hook_problems(pm: JarvisPluginManager, plugin: Any) -> Tuple[List[str], List[str]]:
+    """``(errors, warnings)`` about the plugin's ``jarvis_*`` functions: a marked hook this core does not
+    define is an error (the plugin is skipped); an unmarked function that looks like a hook is a warning."""
+    errors: List[str] = []
+    hints: List[str] = []
+    for name in dir(plugin):
+        if not name.startswith("jarvis_") or not callable(getattr(plugin, name, None)):
+            continue
+        marked = pm.parse_hookimpl_opts(plugin, name) is not None
+        guess = _near_hook(name)
+        if marked and name not in _HOOKS:
+            if guess:
+                errors.append(f"implements {name}, which is not a jarvis hook; did you mean {guess[0]}?")
+            else:
+                errors.append(f"implements {name}, which is not a hook of this jarvis-core (a plugin for a newer core?)")
+        elif not marked and name in _HOOKS:
+            hints.append(f"defines {name} without @hookimpl, so it is never called (from jarvis_core import hookimpl)")
+        elif not marked and guess:
+            hints.append(f"defines {name}, which is not a jarvis hook; did you mean {guess[0]} (with @hookimpl)?")
+    return errors, hints
 
 
 def _dist_info(ep: EntryPoint, cache: Dict[int, Tuple[str, str]]) -> Tuple[str, str]:
@@ -150,7 +247,8 @@ def make_plugin_manager(
         found = [(ep, _dist_info(ep, cache)) for ep in entry_points(group=GROUP)]
         found.sort(key=lambda item: (item[1][0] != "jarvis-core", item[1][0], item[0].name))
         for ep, (dist_name, version) in found:
-            _load_entry_point(pm, ep, dist_name, version, allow_l, block_l)
+            if _load_entry_point(pm, ep, dist_name, version, allow_l, block_l):
+                pm._installed[ep.name] = lambda ep=ep: _installed_time(ep)
     for name, plugin in plugins:
         pm.register_plugin(plugin, name)
     return pm
@@ -159,17 +257,40 @@ def make_plugin_manager(
 def _load_entry_point(
     pm: JarvisPluginManager, ep: EntryPoint, dist_name: str, version: str,
     allow: Optional[List[str]], block: List[str],
-) -> None:
+) -> bool:
+    """Load one entry point; ``True`` when it was registered."""
     if not _selected((ep.name, dist_name), allow, block):
         pm.skipped.append(ep.name)
-        return
+        return False
     if pm.has_plugin(ep.name):
-        return  # the same distribution is visible twice on sys.path
+        return False  # the same distribution is visible twice on sys.path
+    whose = f"jarvis plugin {ep.name!r} from {dist_name} {version}"
     try:
+        started = time.perf_counter()
         plugin = ep.load()
-        unknown = _unknown_hooks(plugin)
-        if unknown:
-            raise PluginLoadError(f"implements unknown hook(s) {', '.join(unknown)} (newer plugin than core?)")
+        took = time.perf_counter() - started
+        if took > SLOW_IMPORT_S:
+            pm.warn(
+                f"{whose} took {took:.1f} s to import, and every jarvis command pays for it (a plugin module "
+                f"should import only jarvis_core.hookimpl; disable it with JARVIS_DISABLE_PLUGINS={ep.name})"
+            )
+        errors, hints = _hook_problems(pm, plugin)
+        if errors:
+            raise PluginLoadError("; ".join(errors))
+        for hint in hints:
+            pm.warn(f"{whose} {hint}")
         pm.register_plugin(plugin, ep.name, distribution=dist_name, version=version)
-    except Exception as exc:
+        if not hints and not pm.get_hookcallers(plugin):
+            pm.warn(f"{whose} implements no jarvis hook (mark each hook function with @hookimpl); it does nothing")
+        return True
+    except (Exception, SystemExit) as exc:  # not KeyboardInterrupt: Ctrl-C during a slow import still stops
         pm.plugin_failed(ep.name, exc, distribution=dist_name, version=version)
+        return False
+
+
+def _installed_time(ep: EntryPoint) -> float:
+    path = getattr(getattr(ep, "dist", None), "_path", None)
+    try:
+        return os.stat(path).st_mtime if path is not None else float("inf")
+    except OSError:
+        return float("inf")

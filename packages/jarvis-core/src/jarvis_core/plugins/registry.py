@@ -55,10 +55,12 @@ class Register(Protocol):
 
 
 class ParserRegister(Protocol):
-    """The callback passed to ``jarvis_register_parsers``."""
+    """The callback passed to ``jarvis_register_parsers``. ``kind`` is ``"tool"`` or ``"reasoning"``; other
+    keyword arguments are kept as the registration's ``extra``, like :class:`Register`'s."""
 
     def __call__(
-        self, name: str, target: Any, *, kind: str, aliases: Sequence[str] = (), description: str = ""
+        self, name: str, target: Any, *, kind: str, aliases: Sequence[str] = (), description: str = "",
+        **extra: Any,
     ) -> None: ...
 
 
@@ -84,6 +86,7 @@ def load_target(target: Any) -> Any:
     module_name, sep, attr = target.partition(":")
     if not sep or not module_name or not attr:
         raise PluginError(f"invalid target {target!r}: expected 'package.module:attribute'")
+    # Import errors propagate as they are: Registration.load() names the plugin that registered the target.
     obj: Any = importlib.import_module(module_name)
     for part in attr.split("."):
         obj = getattr(obj, part)
@@ -117,11 +120,68 @@ class Registration:
         self.extra = extra or {}
         self._loaded: Any = None
 
+    def describe(self) -> str:
+        """``engine 'acme' (plugin 'acme', jarvis-engine-acme 1.0)``: what and whose, for messages."""
+        return f"{self.kind.replace('_', ' ')} {self.key!r} (plugin {self.plugin!r}, {self.distribution} {self.version})".replace(
+            " )", ")"
+        )
+
+    def error(self, problem: str, cause: Optional[BaseException] = None) -> PluginError:
+        """A :class:`PluginError` blaming this registration's plugin for ``problem``."""
+        text = f"{self.describe()} {problem}"
+        if cause is not None:
+            text += f": {type(cause).__name__}: {cause}"
+        return PluginError(f"{text}; report it to the plugin's authors, or disable it with JARVIS_DISABLE_PLUGINS={self.plugin}")
+
     def load(self) -> Any:
-        """Import and return the target (cached)."""
+        """Import and return the target (cached). A target that does not import, or is not what its kind
+        requires (see :mod:`jarvis_core.plugins.contracts`), is a :class:`PluginError` naming the key, the
+        plugin and its distribution."""
         if self._loaded is None:
-            self._loaded = load_target(self.target)
+            try:
+                loaded = load_target(self.target)
+            except PluginError as exc:
+                raise self.error(f"has a bad target: {exc}") from exc
+            except (Exception, SystemExit) as exc:
+                raise self.error(f"could not be imported from {self.target_name()!r}", exc) from exc
+            from jarvis_core.plugins.contracts import contract_problem
+
+            problem = contract_problem(self.kind, loaded, self.extra)
+            if problem:
+                raise self.error(f"is registered as {self.target_name()!r}, which {problem}")
+            self._loaded = loaded
         return self._loaded
+
+    def build(self, *args: Any, **kwargs: Any) -> Any:
+        """Load the target and call it. jarvis' own typed errors pass through; anything else the plugin's
+        code raises becomes a :class:`PluginError` naming the key, the plugin and its distribution."""
+        from jarvis_core.errors import JarvisError
+        from jarvis_core.plugins.contracts import built_problem
+
+        target = self.load()
+        try:
+            built = target(*args, **kwargs)
+        except JarvisError:
+            raise
+        except (Exception, SystemExit) as exc:
+            raise self.error("failed to build", exc) from exc
+        problem = built_problem(self.kind, built)
+        if problem:
+            raise self.error(problem)
+        return built
+
+    def instance(self) -> Any:
+        """The object this registration stands for: a class or factory is called with no arguments (through
+        :meth:`build`), an instance is used as it is (and checked like a built one)."""
+        from jarvis_core.plugins.contracts import built_problem
+
+        target = self.load()
+        if isinstance(target, type) or (callable(target) and not hasattr(target, "run")):
+            return self.build()
+        problem = built_problem(self.kind, target)
+        if problem:
+            raise self.error(problem)
+        return target
 
     def target_name(self) -> str:
         """The target as text, without importing it."""
@@ -143,14 +203,34 @@ class Registration:
 
 
 class Registry:
-    """Everything registered by the loaded plugins, by kind and key, plus the backend-default rules."""
+    """Everything registered by the loaded plugins, by kind and key, plus the backend-default rules.
+
+    A key registered by two plugins is a *clash*: it is reported once as a warning naming both
+    distributions, and looking it up raises :class:`DuplicateRegistrationError`, until one of them is
+    removed or the user prefers one (``[plugins] prefer`` in the config, or ``JARVIS_PREFER_PLUGINS``).
+    Every other key keeps working.
+    """
 
     def __init__(self, pm: JarvisPluginManager) -> None:
         self.pm = pm
         self._items: Dict[str, Dict[str, Registration]] = {kind: {} for kind in KINDS}
         #: Backend-default rules in registration order: (pattern, fields, plugin, distribution, version).
         self.default_rules: List[Tuple[str, Dict[str, Any], str, str, str]] = []
+        #: Unresolved clashes: registry key (``"engine:twin"``) -> the registrations claiming it.
+        self.clashes: Dict[str, List[Registration]] = {}
         self._fill()
+        self._resolve_clashes()
+        #: Rules that name a parser no plugin registers (checked once the registry is complete).
+        self.problems: List[str] = []
+        third_party = [rule for rule in self.default_rules if rule[3] != "jarvis-core"]
+        if third_party:
+            # The core's own family table names some parsers upstream servers have and no plugin implements
+            # yet; those are reported when used (text passes through unparsed), not on every command.
+            from jarvis_core.plugins.contracts import rule_parser_problems
+
+            self.problems = rule_parser_problems(third_party, self._items["parser"])
+            for problem in self.problems:
+                self.pm.warn(problem)
 
     # -- building ---------------------------------------------------------------------------------
     def _fill(self) -> None:
@@ -159,28 +239,47 @@ class Registry:
                 continue
             try:
                 self._fill_from(plugin_name, plugin)
-            except DuplicateRegistrationError:
-                raise  # a clash between two plugins is the user's to resolve, loudly
-            except Exception as exc:
-                # A plugin whose hook fails is skipped like one that fails to import: nothing half-registered.
-                self._forget(plugin_name)
-                self.pm.plugin_failed(plugin_name, exc)
+            except _HookFailed as failed:
+                # Nothing half-registered: the plugin's other hooks are dropped too, and the warning says which.
+                dropped = self._forget(plugin_name)
+                self.pm.plugin_failed(plugin_name, failed.error, context=failed.context(dropped))
 
     def _fill_from(self, plugin_name: str, plugin: Any) -> None:
         dist, version = self.pm.distribution_of(plugin_name)
-        for kind, hook in KINDS.items():
+        hooks: List[Tuple[str, Callable[..., None]]] = [
+            (hook, self._named_register(kind, plugin_name, dist, version)) for kind, hook in KINDS.items()
+        ]
+        hooks.append(("jarvis_backend_defaults", self._defaults_register(plugin_name, dist, version)))
+        for hook, register in hooks:
             caller = self._caller_for(hook, plugin)
-            if caller is not None:
-                caller(register=self._named_register(kind, plugin_name, dist, version))
-        caller = self._caller_for("jarvis_backend_defaults", plugin)
-        if caller is not None:
-            caller(register=self._defaults_register(plugin_name, dist, version))
+            if caller is None:
+                continue
+            try:
+                results = caller(register=register)
+            except (Exception, SystemExit) as exc:
+                raise _HookFailed(hook, exc) from exc
+            if any(r is not None for r in results or ()):
+                self.pm.warn(
+                    f"plugin {plugin_name!r} ({dist} {version}): {hook} returned a value instead of calling "
+                    "register(...); the value is ignored (call register(key, target) for each item)"
+                )
 
-    def _forget(self, plugin_name: str) -> None:
+    def _forget(self, plugin_name: str) -> List[str]:
+        dropped: List[str] = []
         for table in self._items.values():
             for name in [n for n, reg in table.items() if reg.plugin == plugin_name]:
-                del table[name]
+                reg = table.pop(name)
+                if name == reg.key or name.endswith(":" + reg.key):
+                    dropped.append(f"{reg.kind.replace('_', ' ')} {reg.key!r}")
+        dropped += [f"backend-default rule {r[0]!r}" for r in self.default_rules if r[2] == plugin_name]
         self.default_rules = [rule for rule in self.default_rules if rule[2] != plugin_name]
+        for name in list(self.clashes):
+            self.clashes[name] = [r for r in self.clashes[name] if r.plugin != plugin_name]
+            if len(self.clashes[name]) < 2:
+                self._items[name.partition(":")[0]].update(
+                    {name.partition(":")[2]: r for r in self.clashes.pop(name)}
+                )
+        return dropped
 
     def _caller_for(self, hook: str, plugin: Any) -> Optional[Callable[..., Any]]:
         # One caller per plugin so each ``register`` knows its provenance, while pluggy still does the
@@ -194,28 +293,44 @@ class Registry:
     def _add(self, reg: Registration, names: Sequence[str]) -> None:
         table = self._items[reg.kind]
         for name in names:
+            clash = self.clashes.get(f"{reg.kind}:{name}")
             other = table.get(name)
-            if other is not None:
-                raise DuplicateRegistrationError(
-                    f"{reg.kind} {name!r} is registered twice: by {other.distribution} {other.version} "
-                    f"(plugin {other.plugin!r}) and by {reg.distribution} {reg.version} (plugin {reg.plugin!r}); "
-                    f"uninstall one, or disable it with JARVIS_DISABLE_PLUGINS={reg.plugin}"
-                )
-        for name in names:
-            table[name] = reg
+            if clash is not None:
+                clash.append(reg)
+            elif other is not None:
+                self.clashes[f"{reg.kind}:{name}"] = [table.pop(name), reg]
+            else:
+                table[name] = reg
+
+    def _resolve_clashes(self) -> None:
+        if not self.clashes:
+            return
+        from jarvis_core.plugins.clashes import clash_message, pick_preferred
+
+        for name, regs in list(self.clashes.items()):
+            winner = pick_preferred(regs, self.pm.preferred_plugins())
+            if winner is not None:
+                kind, _, key = name.partition(":")
+                self._items[kind][key] = winner
+                del self.clashes[name]
+                continue
+            message = clash_message(name, regs, self.pm)
+            if self.pm.strict:
+                raise DuplicateRegistrationError(message)
+            self.pm.warn(message + "; every other key still works")
 
     def _named_register(self, kind: str, plugin: str, dist: str, version: str) -> Callable[..., None]:
+        what = kind.replace("_", " ")
+        article = "an" if what[0] in "aeiou" else "a"
+
         def register(key: str, target: Any, *, description: str = "", **extra: Any) -> None:
             if not isinstance(key, str) or not key:
-                raise PluginError(f"plugin {plugin!r} ({dist}) registered a {kind} with an empty or non-string key")
+                raise PluginError(f"registered {article} {what} with an empty or non-string key ({key!r})")
             aliases = tuple(extra.pop("aliases", ()) or ())
             if kind == "parser":
                 pkind = extra.get("kind")
                 if pkind not in ("tool", "reasoning"):
-                    raise PluginError(
-                        f"plugin {plugin!r} ({dist}) registered parser {key!r} with kind={pkind!r}; "
-                        "use kind='tool' or kind='reasoning'"
-                    )
+                    raise PluginError(f"registered parser {key!r} with kind={pkind!r}; use kind='tool' or kind='reasoning'")
                 if aliases:
                     extra["aliases"] = aliases
             reg = Registration(
@@ -231,7 +346,7 @@ class Registry:
     def _defaults_register(self, plugin: str, dist: str, version: str) -> Callable[..., None]:
         def register(pattern: str, **fields: Any) -> None:
             if not isinstance(pattern, str):
-                raise PluginError(f"plugin {plugin!r} ({dist}) registered a backend-default rule with a non-string pattern")
+                raise PluginError(f"registered a backend-default rule with a non-string pattern ({pattern!r})")
             self.default_rules.append((pattern, fields, plugin, dist, version))
 
         return register
@@ -245,6 +360,10 @@ class Registry:
         """The registration of ``key``; :class:`UnknownNameError` lists the available keys otherwise."""
         table = self._items[kind]
         reg = table.get(key)
+        if reg is None and f"{kind}:{key}" in self.clashes:
+            from jarvis_core.plugins.clashes import clash_message
+
+            raise DuplicateRegistrationError(clash_message(f"{kind}:{key}", self.clashes[f"{kind}:{key}"], self.pm))
         if reg is None and kind == "prompt_provider":
             lowered = {k.lower(): v for k, v in table.items()}
             reg = lowered.get(key.lower())
@@ -267,6 +386,18 @@ class Registry:
                 if id(reg) not in seen:
                     seen.add(id(reg))
                     yield reg
+
+
+class _HookFailed(Exception):
+    """A plugin's hook raised: which hook, and what."""
+
+    def __init__(self, hook: str, error: BaseException) -> None:
+        super().__init__(hook)
+        self.hook, self.error = hook, error
+
+    def context(self, dropped: Sequence[str]) -> str:
+        lost = f"; its other registrations were dropped too: {', '.join(dropped)}" if dropped else ""
+        return f"in {self.hook}{lost}"
 
 
 _lock = threading.Lock()

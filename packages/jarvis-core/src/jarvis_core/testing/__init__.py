@@ -9,7 +9,11 @@ imports pytest at import time, except :mod:`jarvis_core.testing.pytest_plugin` (
 - :class:`FakeEngine`: a scripted :class:`~jarvis_core.engine.base.InferenceEngine` that records its calls.
 - :func:`registry_with` / :func:`installed_registry` / :func:`simple_plugin`: in-process plugins for one
   test; :class:`RecordingBus`: an event bus that keeps what was published.
-- :class:`EngineConformance`: the checks every engine plugin runs against its own engine.
+- :func:`source_plugin` / :func:`source_registry`: the plugin under test, registered from its source
+  checkout (its ``pyproject.toml`` entry points) next to the installed ones, without installing it.
+- :class:`EngineConformance`: the checks every engine plugin runs against its own engine; the scenario
+  constants (:data:`PROMPT`, :data:`TOOL_PROMPT`, :data:`WEATHER_TOOL`, :data:`SECRET`) and
+  :class:`LiveServer` for pointing it at a real server.
 
 See ``docs/testing-plugins.md`` for a worked example.
 """
@@ -39,14 +43,30 @@ _LAZY = {
     "EngineConformance": "jarvis_core.testing.conformance",
     "run_engine_conformance": "jarvis_core.testing.conformance",
     "closed_port_url": "jarvis_core.testing.conformance",
+    "ConformanceSkip": "jarvis_core.testing.conformance",
+    "LiveServer": "jarvis_core.testing.conformance",
+    "PROMPT": "jarvis_core.testing.conformance",
+    "SCENARIOS": "jarvis_core.testing.conformance",
+    "SECRET": "jarvis_core.testing.conformance",
+    "TOOL_PROMPT": "jarvis_core.testing.conformance",
+    "WEATHER_TOOL": "jarvis_core.testing.conformance",
+    "source_plugin": "jarvis_core.testing.source_checkout",
+    "source_registry": "jarvis_core.testing.source_checkout",
 }
 
 __all__ = [
+    "PROMPT",
+    "SCENARIOS",
+    "SECRET",
+    "TOOL_PROMPT",
+    "WEATHER_TOOL",
+    "ConformanceSkip",
     "EngineCall",
     "EngineConformance",
     "Exchange",
     "FakeEngine",
     "RecordedRequest",
+    "LiveServer",
     "RecordingBus",
     "ReplayServer",
     "UNMATCHED_STATUS",
@@ -59,6 +79,8 @@ __all__ = [
     "registry_with",
     "run_engine_conformance",
     "simple_plugin",
+    "source_plugin",
+    "source_registry",
     "split_raw_sse",
 ]
 
@@ -66,11 +88,23 @@ __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
 
 
 if TYPE_CHECKING:  # pragma: no cover
-    from jarvis_core.testing.conformance import EngineConformance, closed_port_url, run_engine_conformance
+    from jarvis_core.testing.conformance import (
+        PROMPT,
+        SCENARIOS,
+        SECRET,
+        TOOL_PROMPT,
+        WEATHER_TOOL,
+        ConformanceSkip,
+        EngineConformance,
+        LiveServer,
+        closed_port_url,
+        run_engine_conformance,
+    )
     from jarvis_core.testing.fake_engine import EngineCall, FakeEngine
     from jarvis_core.testing.plugins import installed_registry, registry_with, simple_plugin
     from jarvis_core.testing.recording_bus import RecordingBus
     from jarvis_core.testing.replay import UNMATCHED_STATUS, Exchange, RecordedRequest, ReplayServer, body_matches
+    from jarvis_core.testing.source_checkout import source_plugin, source_registry
     from jarvis_core.testing.transcripts import (
         exchange_from_transcript,
         exchanges_from_transcripts,

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import json
 import socket
 import sys
@@ -45,6 +46,7 @@ from jarvis_core.types import FINISH_REASONS, Completion, Message, StreamChunk, 
 
 __all__ = [
     "PROMPT",
+    "SCENARIOS",
     "SECRET",
     "TOOL_PROMPT",
     "WEATHER_TOOL",
@@ -55,6 +57,8 @@ __all__ = [
     "run_engine_conformance",
 ]
 
+#: The scenarios a plugin answers through exchanges() or serve().
+SCENARIOS: Tuple[str, ...] = ("text", "tools", "models")
 #: The conversation of the "text" scenario (a real SmolLM2 at temperature 0 answers "…Paris.").
 PROMPT: Tuple[Message, ...] = (
     Message.system("You are a helpful assistant."),
@@ -119,6 +123,9 @@ class EngineConformance:
     expected_models: Optional[Sequence[str]] = None
     #: ``max_tokens`` of every request.
     max_tokens: int = 32
+    #: The protocol ends a stream with a finish or a marker (``data: [DONE]``, ``"done": true``,
+    #: ``message_stop``) after its first chunk. ``False`` skips the truncated-stream check.
+    stream_end_marker: bool = True
 
     # -- what a plugin provides ---------------------------------------------------------------------
     def make_engine(self, url: str, **options: Any) -> InferenceEngine:
@@ -132,12 +139,33 @@ class EngineConformance:
     @contextlib.contextmanager
     def serve(self, scenario: str) -> Iterator[Any]:
         """Yield a server answering ``scenario``: an object with ``.url``. Default: a :class:`ReplayServer`
-        over :meth:`exchanges`; override to point the suite at a real server (yield a :class:`LiveServer`)."""
+        over :meth:`exchanges`; override to point the suite at a real server (yield a :class:`LiveServer`).
+
+        An override may be a context manager (decorated with ``@contextlib.contextmanager``), a plain
+        generator that yields the server once (the code after ``yield`` runs as teardown), or a method that
+        returns the server object itself."""
         exchanges = self.exchanges(scenario)
         if exchanges is None:
             _skip(f"the engine does not support the {scenario!r} scenario")
         with ReplayServer(list(exchanges or ())) as server:
             yield server
+
+    @contextlib.contextmanager
+    def _serving(self, scenario: str) -> Iterator[Any]:
+        served: Any = self.serve(scenario)
+        if hasattr(served, "__enter__"):
+            with served as server:
+                yield server
+        elif inspect.isgenerator(served):
+            with contextlib.contextmanager(lambda: served)() as server:
+                yield server
+        elif hasattr(served, "url"):
+            yield served
+        else:
+            raise TypeError(
+                f"{type(self).__name__}.serve({scenario!r}) returned {served!r}; yield (or return) an object "
+                "with .url, such as a ReplayServer or LiveServer(url)"
+            )
 
     # -- helpers ------------------------------------------------------------------------------------
     def _kwargs(self, **extra: Any) -> Dict[str, Any]:
@@ -169,7 +197,7 @@ class EngineConformance:
 
     # -- generate -----------------------------------------------------------------------------------
     def test_generate_returns_normalized_completion(self) -> None:
-        with self.serve("text") as server, self.make_engine(server.url) as engine:
+        with self._serving("text") as server, self.make_engine(server.url) as engine:
             result = engine.generate(list(PROMPT), **self._kwargs())
         assert isinstance(result, Completion), f"generate returned {type(result).__name__}, not Completion"
         assert result.finish_reason in FINISH_REASONS, f"finish_reason {result.finish_reason!r} is not normalized"
@@ -181,7 +209,7 @@ class EngineConformance:
             assert result.content == self.expected_text
 
     def test_generate_accepts_messages_and_dicts(self) -> None:
-        with self.serve("text") as server, self.make_engine(server.url) as engine:
+        with self._serving("text") as server, self.make_engine(server.url) as engine:
             a = engine.generate(list(PROMPT), **self._kwargs())
             b = engine.generate(_as_dicts(PROMPT), **self._kwargs())
             assert a.content == b.content
@@ -191,7 +219,7 @@ class EngineConformance:
 
     # -- streaming ----------------------------------------------------------------------------------
     def test_stream_text_equals_stream_full_content(self) -> None:
-        with self.serve("text") as server:
+        with self._serving("text") as server:
             engine = self.make_engine(server.url)
 
             async def both() -> Tuple[List[str], List[StreamChunk]]:
@@ -206,7 +234,7 @@ class EngineConformance:
             assert "".join(texts) == self.expected_text
 
     def test_stream_full_ends_with_one_finish_chunk(self) -> None:
-        with self.serve("text") as server:
+        with self._serving("text") as server:
             engine = self.make_engine(server.url)
             chunks = self._run(engine, lambda: self._collect(engine, PROMPT))
             engine.close()
@@ -218,7 +246,7 @@ class EngineConformance:
         assert sum(c.usage is not None for c in chunks) <= 1, "usage arrives at most once"
 
     def test_abandoned_stream_leaves_engine_usable(self) -> None:
-        with self.serve("text") as server:
+        with self._serving("text") as server:
             engine = self.make_engine(server.url)
 
             async def abandon_then_again() -> List[StreamChunk]:
@@ -241,13 +269,13 @@ class EngineConformance:
             assert call.name and call.id, f"a tool call needs a name and an id: {call!r}"
 
     def test_generate_tool_calls(self) -> None:
-        with self.serve("tools") as server, self.make_engine(server.url) as engine:
+        with self._serving("tools") as server, self.make_engine(server.url) as engine:
             result = engine.generate(list(TOOL_PROMPT), tools=[WEATHER_TOOL], **self._kwargs())
         self._check_calls(result.tool_calls)
         assert result.finish_reason == "tool_calls"
 
     def test_stream_full_tool_calls_are_complete(self) -> None:
-        with self.serve("tools") as server:
+        with self._serving("tools") as server:
             engine = self.make_engine(server.url)
             chunks = self._run(engine, lambda: self._collect(engine, TOOL_PROMPT, tools=[WEATHER_TOOL]))
             engine.close()
@@ -257,13 +285,13 @@ class EngineConformance:
         assert len({c.id for c in calls}) == len(calls), "each tool call is emitted once"
 
     def test_tool_dicts_are_accepted(self) -> None:
-        with self.serve("tools") as server, self.make_engine(server.url) as engine:
+        with self._serving("tools") as server, self.make_engine(server.url) as engine:
             result = engine.generate(list(TOOL_PROMPT), tools=[WEATHER_TOOL.to_openai()], **self._kwargs())
         self._check_calls(result.tool_calls)
 
     # -- options and errors -------------------------------------------------------------------------
     def test_unknown_option_raises_invalid_option(self) -> None:
-        with self.serve("text") as server:
+        with self._serving("text") as server:
             engine = self.make_engine(server.url)
             try:
                 try:
@@ -302,7 +330,7 @@ class EngineConformance:
             engine.close()
 
     def test_list_models_and_health(self) -> None:
-        with self.serve("models") as server, self.make_engine(server.url) as engine:
+        with self._serving("models") as server, self.make_engine(server.url) as engine:
             models = engine.list_models()
             healthy = engine.health()
         assert isinstance(models, list) and all(isinstance(m, str) for m in models)
@@ -327,26 +355,50 @@ class EngineConformance:
             finally:
                 engine.close()
 
-    def test_broken_stream_raises_stream_error(self) -> None:
+    def _own_exchanges(self, scenario: str) -> Sequence[Exchange]:
         try:
-            exchanges = self.exchanges("text")
+            exchanges = self.exchanges(scenario)
         except NotImplementedError:
             exchanges = None
         if exchanges is None:
-            _skip("the engine does not support the 'text' scenario")
-        broken = [attrs.evolve(ex, break_after=1) if ex.streamed() else ex for ex in exchanges]
-        if not any(ex.streamed() for ex in broken):
-            _skip("the 'text' scenario has no streamed exchange")
-        with ReplayServer(broken) as server:
+            _skip(f"needs recorded exchanges for the {scenario!r} scenario (exchanges())")
+        return list(exchanges or ())
+
+    def _expect_stream_error(self, exchanges: Sequence[Exchange], failure: str) -> None:
+        with ReplayServer(list(exchanges)) as server:
             engine = self.make_engine(server.url)
             try:
                 self._run(engine, lambda: self._collect(engine, PROMPT))
             except StreamError:
                 pass
             else:
-                raise AssertionError("a stream cut off by the server must raise StreamError")
+                raise AssertionError(failure)
             finally:
                 engine.close()
+
+    def test_broken_stream_raises_stream_error(self) -> None:
+        exchanges = self._own_exchanges("text")
+        broken = [attrs.evolve(ex, break_after=1) if ex.streamed() else ex for ex in exchanges]
+        if not any(ex.streamed() for ex in broken):
+            _skip("the 'text' scenario has no streamed exchange")
+        self._expect_stream_error(broken, "a stream cut off by the server must raise StreamError")
+
+    def test_stream_ending_cleanly_without_end_marker_raises_stream_error(self) -> None:
+        """The server sends the first chunk of the recorded stream, then ends the response *cleanly* (a
+        proper end of the chunked body, no reset), before the finish and the protocol's end marker
+        (``data: [DONE]``, a ``"done": true`` line, ``message_stop``). That is a truncated answer (a server
+        restarted, a proxy that gave up), not a finished one: it must raise StreamError."""
+        if not self.stream_end_marker:
+            _skip("the protocol has no end marker (set stream_end_marker = False only when that is true)")
+        exchanges = self._own_exchanges("text")
+        cut = [_first_chunk_only(ex) if ex.streamed() else ex for ex in exchanges]
+        if not any(ex.streamed() for ex in cut):
+            _skip("the 'text' scenario has no streamed exchange")
+        self._expect_stream_error(
+            cut,
+            "a stream that ends cleanly after its first chunk, without a finish or the protocol's end marker, "
+            "must raise StreamError, not pass as a complete answer",
+        )
 
     def test_timeout_raises_connection_error(self) -> None:
         with ReplayServer([Exchange("*", None, hang=True)]) as server:
@@ -362,7 +414,7 @@ class EngineConformance:
 
     # -- lifecycle and secrets ----------------------------------------------------------------------
     def test_close_is_idempotent(self) -> None:
-        with self.serve("text") as server:
+        with self._serving("text") as server:
             engine = self.make_engine(server.url)
             engine.generate(list(PROMPT), **self._kwargs())
             engine.close()
@@ -370,7 +422,7 @@ class EngineConformance:
             self._run(engine, engine.aclose)
 
     def test_context_manager_closes_connections(self) -> None:
-        with self.serve("text") as server:
+        with self._serving("text") as server:
             with self.make_engine(server.url) as engine:
                 assert isinstance(engine, InferenceEngine)
                 engine.generate(list(PROMPT), **self._kwargs())
@@ -400,6 +452,11 @@ class EngineConformance:
                 assert SECRET not in str(exc) and SECRET not in repr(exc)
         finally:
             engine.close()
+
+
+def _first_chunk_only(ex: Exchange) -> Exchange:
+    headers = {"Content-Type": ex.content_type(), **dict(ex.headers)}
+    return attrs.evolve(ex, ndjson=None, sse=None, raw=ex.chunks()[:1], headers=headers, break_after=None)
 
 
 def run_engine_conformance(suite: EngineConformance) -> Dict[str, str]:

@@ -17,14 +17,14 @@ and restores the previous registry at teardown.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, ContextManager, Iterable, Iterator, Mapping, Optional, Sequence, Tuple, Union
 
 from jarvis_core.hookspecs import hookimpl
 from jarvis_core.plugins import registry as _registry_mod
 from jarvis_core.plugins.manager import make_plugin_manager
 from jarvis_core.plugins.registry import Registry, reset_registry
 
-__all__ = ["PluginSpec", "installed_registry", "registry_with", "simple_plugin"]
+__all__ = ["PluginSpec", "installed", "installed_registry", "registry_with", "simple_plugin"]
 
 #: A plugin object, or a ``(name, plugin)`` pair naming it.
 PluginSpec = Union[Any, Tuple[str, Any]]
@@ -66,16 +66,21 @@ def registry_with(
 
 
 @contextlib.contextmanager
-def installed_registry(*plugins: PluginSpec, **options: Any) -> Iterator[Registry]:
-    """Install :func:`registry_with` ``(*plugins, **options)`` as the process-wide registry for the
-    ``with`` block, then put the previous one back (so tests never leak plugins into each other)."""
-    registry = registry_with(*plugins, **options)
+def installed(registry: Registry) -> Iterator[Registry]:
+    """Make ``registry`` the process-wide registry for the ``with`` block, then put the previous one back
+    (so tests never leak plugins into each other)."""
     previous = _registry_mod._registry
     reset_registry(registry)
     try:
         yield registry
     finally:
         reset_registry(previous)
+
+
+def installed_registry(*plugins: PluginSpec, **options: Any) -> ContextManager[Registry]:
+    """Install :func:`registry_with` ``(*plugins, **options)`` as the process-wide registry for the
+    ``with`` block, then put the previous one back."""
+    return installed(registry_with(*plugins, **options))
 
 
 def simple_plugin(

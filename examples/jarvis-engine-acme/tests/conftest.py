@@ -1,0 +1,1 @@
+pytest_plugins = ["jarvis_core.testing.pytest_plugin"]
