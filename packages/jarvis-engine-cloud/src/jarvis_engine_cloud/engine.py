@@ -18,17 +18,15 @@ from typing import Any, AsyncIterator, Dict, Iterator, List, Mapping, Optional, 
 import httpx
 
 from jarvis_core.engine.base import InferenceEngine
+from jarvis_core.engine.redaction import protect_logs, scrub_error
 from jarvis_core.errors import AuthenticationError, JarvisError
 from jarvis_core.types import Completion, MessageLike, StreamChunk
 from jarvis_engine_cloud.credentials import (
     KEY_VARS,
     ProviderSettings,
-    Secret,
     missing_key_error,
     resolve_settings,
-    scrub,
 )
-from jarvis_engine_cloud.log_scrub import protect_logs
 from jarvis_engine_cloud.provider_base import ProviderClient
 from jarvis_engine_cloud.providers import PROVIDER_CLASSES
 from jarvis_engine_cloud.retry import RetryPolicy
@@ -36,23 +34,6 @@ from jarvis_engine_cloud.routing import ANTHROPIC, GOOGLE, OPENAI, PROVIDERS, Ro
 from jarvis_engine_cloud.wire_common import OptionValueError
 
 __all__ = ["CloudEngine"]
-
-
-def _scrub_error(exc: BaseException, secrets: Sequence[Secret]) -> None:
-    """Remove the keys from an error and its chain; drop contexts raised ``from None`` (they may quote a
-    server's raw reply, and nobody sees them anyway)."""
-    seen = set()
-    current: Optional[BaseException] = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, JarvisError):
-            current.args = tuple(scrub(a, secrets) if isinstance(a, str) else a for a in current.args)
-            body = getattr(current, "body", None)
-            if isinstance(body, str):
-                current.body = scrub(body, secrets)  # type: ignore[attr-defined]
-        if current.__suppress_context__:
-            current.__context__ = None
-        current = current.__cause__ or current.__context__
 
 
 class CloudEngine(InferenceEngine):
@@ -151,7 +132,7 @@ class CloudEngine(InferenceEngine):
         try:
             yield
         except JarvisError as exc:
-            _scrub_error(exc, self._secrets)
+            scrub_error(exc, self._secrets)
             raise
 
     def _prepare_call(self, model: str, options: Dict[str, Any]) -> tuple:
