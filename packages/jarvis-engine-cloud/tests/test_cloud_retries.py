@@ -11,7 +11,6 @@ from jarvis_core.errors import (
     AuthenticationError,
     BadRequestError,
     EngineHTTPError,
-    ModelNotFoundError,
     RateLimitError,
     ServerError,
 )
