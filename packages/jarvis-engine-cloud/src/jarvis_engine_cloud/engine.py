@@ -79,6 +79,9 @@ class CloudEngine(InferenceEngine):
         async_transport: Optional[httpx.AsyncBaseTransport] = None,
         sleep: Any = None,
         async_sleep: Any = None,
+        deadline: Optional[float] = None,
+        max_output_bytes: Optional[int] = None,
+        max_line_bytes: Optional[int] = None,
     ) -> None:
         self._settings: Dict[str, ProviderSettings] = {
             OPENAI: resolve_settings(OPENAI, api_key=openai_api_key, base_url=openai_base_url, environ=environ),
@@ -94,6 +97,9 @@ class CloudEngine(InferenceEngine):
             "health_timeout": health_timeout,
             "transport": transport,
             "async_transport": async_transport,
+            "deadline": deadline,
+            "max_output_bytes": max_output_bytes,
+            "max_line_bytes": max_line_bytes,
         }
         self._extra = {ANTHROPIC: {"anthropic_version": anthropic_version}, OPENAI: {"max_tokens_field": openai_max_tokens_field}}
         self._clients: Dict[str, ProviderClient] = {}

@@ -57,6 +57,9 @@ class ProviderClient(HTTPEngine):
         health_timeout: float = 3.0,
         transport: Optional[httpx.BaseTransport] = None,
         async_transport: Optional[httpx.AsyncBaseTransport] = None,
+        deadline: Optional[float] = None,
+        max_output_bytes: Optional[int] = None,
+        max_line_bytes: Optional[int] = None,
     ) -> None:
         self._key = settings.key
         self.settings = settings
@@ -69,6 +72,7 @@ class ProviderClient(HTTPEngine):
             health_timeout=health_timeout,
             transport=transport,
             async_transport=async_transport,
+            deadline=deadline, max_output_bytes=max_output_bytes, max_line_bytes=max_line_bytes,
         )
 
     @property

@@ -99,6 +99,9 @@ class OllamaEngine(HTTPEngine):
         bus: Optional[EventBus] = None,
         transport: Optional[httpx.BaseTransport] = None,
         async_transport: Optional[httpx.AsyncBaseTransport] = None,
+        deadline: Optional[float] = None,
+        max_output_bytes: Optional[int] = None,
+        max_line_bytes: Optional[int] = None,
     ) -> None:
         given = base_url or host
         url = resolve_host(given, source="host") if given else (host_from_environment() or DEFAULT_HOST)
@@ -111,6 +114,7 @@ class OllamaEngine(HTTPEngine):
             headers=headers,
             transport=transport,
             async_transport=async_transport,
+            deadline=deadline, max_output_bytes=max_output_bytes, max_line_bytes=max_line_bytes,
         )
         checked = check_num_ctx(num_ctx)
         self.num_ctx: Optional[int] = DEFAULT_NUM_CTX if checked is None else (checked or None)

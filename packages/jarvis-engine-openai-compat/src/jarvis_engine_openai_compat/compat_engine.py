@@ -119,10 +119,14 @@ class OpenAICompatEngine(HTTPEngine):
         bus: Any = None,
         transport: Optional[httpx.BaseTransport] = None,
         async_transport: Optional[httpx.AsyncBaseTransport] = None,
+        deadline: Optional[float] = None,
+        max_output_bytes: Optional[int] = None,
+        max_line_bytes: Optional[int] = None,
     ) -> None:
         super().__init__(
             host=host, base_url=base_url, api_key=api_key, timeout=timeout, connect_timeout=connect_timeout,
             health_timeout=health_timeout, headers=headers, transport=transport, async_transport=async_transport,
+            deadline=deadline, max_output_bytes=max_output_bytes, max_line_bytes=max_line_bytes,
         )
         mode = tool_mode or self.default_tool_mode
         if mode not in TOOL_MODES:

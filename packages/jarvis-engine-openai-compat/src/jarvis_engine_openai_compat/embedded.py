@@ -75,6 +75,7 @@ class EmbeddedEngine(InferenceEngine):
         self._bus = bus
         self._lock = threading.Lock()
         self._worker: Any = None
+        self._starting: Any = None  # the worker being started, so close() can stop it without the lock
         self._engine: Any = None
         self._engine_url: Optional[str] = None
 
@@ -118,11 +119,14 @@ class EmbeddedEngine(InferenceEngine):
                 self._say(f"starting embedded llama.cpp server ({self._label})…")
                 started = time.monotonic()
                 worker = LlamaCppWorker(config, bus=self._bus)
+                self._starting = worker
                 try:
                     worker.start(wait=True, timeout=config.startup_timeout)
                 except BaseException:
                     worker.stop()
                     raise
+                finally:
+                    self._starting = None
                 self._worker = worker
                 atexit.register(self.close)
                 self._say(f"ready in {time.monotonic() - started:.1f} s")
@@ -150,7 +154,11 @@ class EmbeddedEngine(InferenceEngine):
         self._ensure_started()
 
     def close(self) -> None:
-        """Stop the managed server. Safe to call more than once."""
+        """Stop the managed server, also while it is still starting. Safe to call more than once."""
+        starting = self._starting
+        if starting is not None:
+            # Start-up holds the lock while it waits; stopping the worker ends that wait at once.
+            starting.stop()
         with self._lock:
             engine, self._engine = self._engine, None
             worker, self._worker = self._worker, None

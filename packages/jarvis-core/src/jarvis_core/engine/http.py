@@ -13,8 +13,10 @@ import asyncio
 import contextlib
 import functools
 import json
+import re
 import ssl
 import time
+import warnings
 from typing import Any, AsyncIterator, Dict, Iterator, List, Mapping, Optional, Sequence
 
 import httpx
@@ -78,6 +80,23 @@ def normalize_base_url(url: str, *, default_scheme: str = "http", strip_suffix: 
         raise ConfigError(f"invalid server address {given!r}: port {parsed.port} is not between 1 and 65535",
                           key="host")
     return url
+
+
+#: A UTF-16 surrogate escape of json.dumps that is not half of a valid pair.
+_LONE_SURROGATE = re.compile(r"\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f][0-9a-f]{2})|(?<!\\ud[89ab][0-9a-f]{2})\\ud[c-f][0-9a-f]{2}")
+
+
+def _json_bytes(body: Any) -> bytes:
+    """A request body as strict JSON: NaN and infinities raise ``ValueError``; a lone surrogate (text that
+    was not UTF-8, as the shell passes it on) becomes U+FFFD with a warning, since servers reject it."""
+    text = json.dumps(body, allow_nan=False)
+    if "\\ud" in text:
+        fixed, count = _LONE_SURROGATE.subn(r"\\ufffd", text)
+        if count:
+            warnings.warn(f"the request held {count} character(s) that are not valid Unicode text (bytes that "
+                          "were not UTF-8); each was replaced by U+FFFD", UserWarning, stacklevel=4)
+            text = fixed
+    return text.encode()
 
 
 def translate_transport_error(exc: Exception, *, engine_id: str, url: str) -> EngineError:
@@ -312,7 +331,7 @@ class HTTPEngine(InferenceEngine):
         if headers:
             hdrs.update(headers)
         try:
-            content = json.dumps(json_body, allow_nan=False).encode() if json_body is not None else None
+            content = _json_bytes(json_body) if json_body is not None else None
         except ValueError:
             raise ConfigError(
                 f"{self.engine_id}: the request holds a number that is not finite (NaN or infinity); check "
