@@ -18,8 +18,9 @@ from typing import Any, AsyncIterator, Dict, Iterator, List, Mapping, Optional, 
 import httpx
 
 from jarvis_core.engine.base import InferenceEngine
+from jarvis_core.engine.limits import check_count, check_seconds
 from jarvis_core.engine.redaction import protect_logs, scrub_error
-from jarvis_core.errors import AuthenticationError, JarvisError
+from jarvis_core.errors import AuthenticationError, ConfigError, JarvisError
 from jarvis_core.types import Completion, MessageLike, StreamChunk
 from jarvis_engine_cloud.credentials import (
     KEY_VARS,
@@ -88,6 +89,14 @@ class CloudEngine(InferenceEngine):
             ANTHROPIC: resolve_settings(ANTHROPIC, api_key=anthropic_api_key, base_url=anthropic_base_url, environ=environ),
             GOOGLE: resolve_settings(GOOGLE, api_key=gemini_api_key, base_url=gemini_base_url, environ=environ),
         }
+        try:  # provider clients are built on first use; bad numbers are config errors now
+            for name, value in (("timeout", timeout), ("connect_timeout", connect_timeout),
+                                ("health_timeout", health_timeout), ("deadline", deadline)):
+                check_seconds(name, value, allow_none=name == "deadline")
+            for name, count in (("max_output_bytes", max_output_bytes), ("max_line_bytes", max_line_bytes)):
+                check_count(name, count)
+        except ValueError as exc:
+            raise ConfigError(f"cloud: {exc}", key=str(exc).split(" ", 1)[0]) from None
         self._secrets = tuple(s.key for s in self._settings.values() if s.key)
         protect_logs(self._secrets)
         self.retry = RetryPolicy(max_retries=max_retries, sleep=sleep, async_sleep=async_sleep)
