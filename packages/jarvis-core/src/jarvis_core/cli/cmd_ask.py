@@ -80,7 +80,8 @@ def _prompt(args: argparse.Namespace) -> str:
     if words in ([], ["-"]):
         if words == [] and sys.stdin.isatty():
             raise JarvisError('no question given: jarvis ask "your question" (or pipe it on stdin)')
-        text = sys.stdin.read().strip()
+        buffer = getattr(sys.stdin, "buffer", None)  # bytes, so text that is not UTF-8 is repaired, not fatal
+        text = (buffer.read().decode("utf-8", "surrogateescape") if buffer is not None else sys.stdin.read()).strip()
     else:
         text = " ".join(words).strip()
     if not text:
