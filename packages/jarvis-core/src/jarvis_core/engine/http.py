@@ -70,6 +70,9 @@ def normalize_base_url(url: str, *, default_scheme: str = "http", strip_suffix: 
     url = url.rstrip("/")
     if strip_suffix and url.endswith(strip_suffix):
         url = url[: -len(strip_suffix)].rstrip("/")
+    if url.count("[") != url.count("]"):
+        raise ConfigError(f"invalid server address {given!r}: unbalanced '[' (an IPv6 address is written "
+                          "http://[::1]:8080)", key="host")
     try:
         parsed = httpx.URL(url)
     except httpx.InvalidURL as exc:
