@@ -90,7 +90,6 @@ def _start_embedded(config: JarvisConfig, announce: Announce, why: str) -> Engin
 
 def _nothing_found_error(config: JarvisConfig) -> EngineConnectionError:
     from jarvis_core.discovery import candidate_keys
-
     from jarvis_core.engine.factory import left_out_plugins
 
     tried = ", ".join(candidate_keys(config)) or "none installed"

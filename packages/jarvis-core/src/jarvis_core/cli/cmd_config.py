@@ -57,7 +57,6 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if action == "show":
         from jarvis_core.config import dumps_json, dumps_toml, load_config
-
         from jarvis_core.config.value_checks import check_values
 
         config = load_config(_explicit_path(args))

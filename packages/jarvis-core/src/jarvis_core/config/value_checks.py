@@ -62,4 +62,4 @@ def check_values(config: JarvisConfig, registry: Any = None) -> None:
             try:
                 normalize_base_url(value)
             except ConfigError as exc:
-                raise _error(config, key, str(exc).replace("invalid server address", f"{key}: invalid address"))
+                raise _error(config, key, str(exc).replace("invalid server address", f"{key}: invalid address")) from None
