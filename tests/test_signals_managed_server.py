@@ -62,7 +62,7 @@ def _start_ask(env: Dict[str, str], pidfile: pathlib.Path) -> Tuple[subprocess.P
     while not (pidfile.exists() and pidfile.read_text().strip()):
         if proc.poll() is not None or time.monotonic() > deadline:
             proc.kill()
-            out, err = proc.communicate()
+            _, err = proc.communicate()
             pytest.fail(f"the stand-in server never started: rc={proc.returncode} {err}")
         time.sleep(0.05)
     time.sleep(0.5)  # well inside start-up: the server runs and jarvis waits for it to be ready
@@ -163,3 +163,30 @@ def test_non_utf8_prompt_bytes_reach_the_real_llama_server_replaced(tmp_path):
     assert proc.returncode == 0, err
     assert "the question holds 3 byte(s) that are not UTF-8; each was replaced by U+FFFD" in err
     assert "parse error" not in err and "HTTP 400" not in err
+
+
+def test_a_request_right_after_a_crash_waits_for_the_restarted_server():
+    pytest.importorskip("xllamacpp", reason="needs the [embedded] extra")
+    from jarvis_core.types import Message
+    from jarvis_engine_openai_compat.embedded import EmbeddedEngine
+    from jarvis_engine_openai_compat.server.launch import smollm2_model_path
+
+    try:
+        smollm2_model_path()
+    except Exception as exc:
+        pytest.skip(str(exc))
+    engine = EmbeddedEngine(progress=False, ctx_per_slot=1024, threads=2)
+    try:
+        engine.prepare("")
+        first = engine.worker.status().pid
+        os.kill(first, signal.SIGKILL)
+        psutil.Process(first).wait(10) if psutil.pid_exists(first) else None
+        # At once, before the supervisor's next tick: no "cannot reach … LLAMACPP_HOST", but an answer from
+        # the new server.
+        reply = engine.generate([Message.user("Say hi.")], max_tokens=4)
+        status = engine.worker.status()
+        assert status.pid != first and status.restart_count >= 1
+        assert reply.content is not None or reply.finish_reason
+    finally:
+        engine.close()
+    assert not psutil.pid_exists(status.pid) or psutil.Process(status.pid).status() == psutil.STATUS_ZOMBIE

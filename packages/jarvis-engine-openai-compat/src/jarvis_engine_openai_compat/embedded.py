@@ -24,7 +24,7 @@ import time
 from typing import Any, AsyncIterator, Callable, ClassVar, FrozenSet, List, Optional, Sequence, TextIO, Union
 
 from jarvis_core.engine.base import InferenceEngine, ToolLike
-from jarvis_core.errors import ConfigError, EngineConnectionError
+from jarvis_core.errors import ConfigError, EngineConnectionError, EngineError, StreamError
 from jarvis_core.types import Completion, MessageLike, StreamChunk
 
 from .engines import LlamaCppEngine
@@ -35,6 +35,18 @@ __all__ = ["EmbeddedEngine"]
 ProgressSink = Union[None, bool, Callable[[str], None], TextIO]
 
 _SMOLLM2_LABEL = "SmolLM2-135M"
+
+
+class _ManagedServerEngine(LlamaCppEngine):
+    """The client of the managed server: its errors point at the managed server, not at LLAMACPP_HOST."""
+
+    def transport_error(self, exc: Exception, path: str) -> EngineError:
+        err = super().transport_error(exc, path)
+        if isinstance(err, EngineConnectionError) and not isinstance(err, StreamError):
+            return EngineConnectionError(
+                f"embedded: the managed llama.cpp server at {self.base_url} is not answering ({type(exc).__name__}); "
+                "it restarts on its own after a crash, so try again in a moment", engine_id="embedded")
+        return err
 
 
 class EmbeddedEngine(InferenceEngine):
@@ -134,20 +146,28 @@ class EmbeddedEngine(InferenceEngine):
             if self._engine is None or url != self._engine_url:
                 if self._engine is not None:
                     self._engine.close()
-                self._engine = LlamaCppEngine(host=url, timeout=600.0)
+                self._engine = _ManagedServerEngine(host=url, timeout=600.0)
                 self._engine_url = url
             return self._engine
 
     def _current_url(self) -> str:
         worker = self._worker
-        # restarting after a crash: wait for it (bounded), then say clearly why it is not there
-        if not worker.status().healthy and not worker.wait_healthy(self._settings["startup_timeout"]):
+        if worker.status().healthy and worker.server_alive():
+            return str(worker.url)
+        # Restarting after a crash (or crashed a moment ago, before the supervisor noticed): wait for the
+        # new server, within the start-up bound, then say clearly why it is not there.
+        deadline = time.monotonic() + self._settings["startup_timeout"]
+        while time.monotonic() < deadline:
             status = worker.status()
-            raise EngineConnectionError(
-                f"embedded: the managed llama.cpp server is {status.state.value}: {status.last_error or 'not ready'}",
-                engine_id="embedded",
-            )
-        return worker.url
+            if status.healthy and worker.server_alive():
+                return str(worker.url)
+            if status.state.value in ("gave_up", "stopped"):
+                break
+            time.sleep(0.05)
+        status = worker.status()
+        raise EngineConnectionError(
+            f"embedded: the managed llama.cpp server is restarting and not ready yet ({status.state.value}): "
+            f"{status.last_error or 'not ready'}", engine_id="embedded")
 
     def prepare(self, model: str) -> None:
         """Start the server now (it otherwise starts on the first request)."""
