@@ -83,6 +83,7 @@ class EmbeddedEngine(InferenceEngine):
         # Bad values are config errors now, not on the first request (the path itself is checked at start).
         WorkerConfig(model_path=model_path or "", alias=self.alias, **self._settings)
         self.max_tokens = max_tokens
+        self._startup_timeout = float(startup_timeout)
         self._progress = progress
         self._bus = bus
         self._lock = threading.Lock()
@@ -156,7 +157,7 @@ class EmbeddedEngine(InferenceEngine):
             return str(worker.url)
         # Restarting after a crash (or crashed a moment ago, before the supervisor noticed): wait for the
         # new server, within the start-up bound, then say clearly why it is not there.
-        deadline = time.monotonic() + self._settings["startup_timeout"]
+        deadline = time.monotonic() + self._startup_timeout
         while time.monotonic() < deadline:
             status = worker.status()
             if status.healthy and worker.server_alive():

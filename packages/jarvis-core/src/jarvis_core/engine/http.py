@@ -10,11 +10,13 @@ and reused for every call, streamed or not), maps transport failures to
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import functools
 import json
 import re
 import ssl
+import sys
 import time
 import warnings
 from typing import Any, AsyncIterator, Dict, Iterator, List, Mapping, Optional, Sequence
@@ -35,15 +37,10 @@ from jarvis_core.errors import (
     StreamError,
 )
 
-try:  # Python 3.11+; anyio's TaskGroup raises one when a connect fails inside it
-    _GROUPS: tuple = (ExceptionGroup,)  # type: ignore[name-defined]
-except NameError:  # pragma: no cover - Python 3.10
-    try:
-        from exceptiongroup import ExceptionGroup as _ExceptionGroup
-
-        _GROUPS = (_ExceptionGroup,)
-    except ImportError:
-        _GROUPS = ()
+# anyio's TaskGroup raises an exception group when a connect fails inside it (Python 3.11+, or the
+# exceptiongroup backport anyio installs on 3.10).
+_GROUPS: tuple = tuple(getattr(builtins, "ExceptionGroup", None) or
+                       getattr(sys.modules.get("exceptiongroup"), "ExceptionGroup", None) or ())
 
 __all__ = ["HTTPEngine", "normalize_base_url", "translate_transport_error"]
 
@@ -188,9 +185,9 @@ class HTTPEngine(InferenceEngine):
         self.base_url = normalize_base_url(url, strip_suffix=self.strip_suffix)
         self._api_key = api_key
         try:
-            self.timeout = check_seconds("timeout", timeout, allow_none=False)
-            self.connect_timeout = check_seconds("connect_timeout", connect_timeout, allow_none=False)
-            self.health_timeout = check_seconds("health_timeout", health_timeout, allow_none=False)
+            self.timeout: float = check_seconds("timeout", timeout, allow_none=False) or 0.0
+            self.connect_timeout: float = check_seconds("connect_timeout", connect_timeout, allow_none=False) or 0.0
+            self.health_timeout: float = check_seconds("health_timeout", health_timeout, allow_none=False) or 0.0
             self.limits = ReplyLimits(
                 deadline=check_seconds("deadline", deadline),
                 max_output_bytes=check_count("max_output_bytes", max_output_bytes),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Iterable, Mapping, Optional, Set
+from typing import Any, Iterable, Mapping, Optional, Set, Tuple
 
 __all__ = ["LOGGERS", "MASK", "MIN_SECRET_LENGTH", "Secret", "protect_logs", "scrub_error", "scrub_text", "scrub_value"]
 
@@ -43,7 +43,7 @@ class Secret:
     def __bool__(self) -> bool:
         return bool(self._value)
 
-    def __reduce__(self) -> object:
+    def __reduce__(self) -> Tuple[Any, ...]:
         raise TypeError("a Secret cannot be pickled")
 
 
