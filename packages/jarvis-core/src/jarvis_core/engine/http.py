@@ -39,8 +39,8 @@ from jarvis_core.errors import (
 
 # anyio's TaskGroup raises an exception group when a connect fails inside it (Python 3.11+, or the
 # exceptiongroup backport anyio installs on 3.10).
-_GROUPS: tuple = tuple(getattr(builtins, "ExceptionGroup", None) or
-                       getattr(sys.modules.get("exceptiongroup"), "ExceptionGroup", None) or ())
+_GROUP = getattr(builtins, "ExceptionGroup", None) or getattr(sys.modules.get("exceptiongroup"), "ExceptionGroup", None)
+_GROUPS: tuple = (_GROUP,) if _GROUP is not None else ()
 
 __all__ = ["HTTPEngine", "normalize_base_url", "translate_transport_error"]
 
