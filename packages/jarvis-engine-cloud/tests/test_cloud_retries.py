@@ -10,7 +10,7 @@ import pytest
 from jarvis_core.errors import (
     AuthenticationError,
     BadRequestError,
-    ModelNotFoundError,
+    EngineHTTPError,
     RateLimitError,
     ServerError,
 )
@@ -103,7 +103,7 @@ def test_max_retries_zero_disables_retrying(cloud):
 
 @pytest.mark.parametrize(
     ("status", "error"),
-    [(400, BadRequestError), (401, AuthenticationError), (403, AuthenticationError), (404, ModelNotFoundError)],
+    [(400, BadRequestError), (401, AuthenticationError), (403, AuthenticationError), (404, EngineHTTPError)],
 )
 def test_other_4xx_are_never_retried(cloud, status, error):
     body = {"type": "error", "error": {"type": "x", "message": f"status {status}"}}

@@ -90,11 +90,12 @@ def _start_embedded(config: JarvisConfig, announce: Announce, why: str) -> Engin
 
 def _nothing_found_error(config: JarvisConfig) -> EngineConnectionError:
     from jarvis_core.discovery import candidate_keys
+    from jarvis_core.engine.factory import left_out_plugins
 
     tried = ", ".join(candidate_keys(config)) or "none installed"
     where = config.path or "~/.jarvis/config.toml"
     return EngineConnectionError(
-        f"no inference engine is reachable (probed: {tried}). Start a server (e.g. 'ollama serve'), "
+        f"no inference engine is reachable (probed: {tried}){left_out_plugins()}. Start a server (e.g. 'ollama serve'), "
         f"pass --engine NAME and --host URL, set [engine] default in {where}, or "
         "pip install 'jarvis-engine-openai-compat[embedded]' for the built-in local model"
     )

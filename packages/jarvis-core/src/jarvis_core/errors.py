@@ -25,6 +25,7 @@ id, host, status code, model name), never from request headers or keys.
         │   ├── ContentFilterError
         │   └── ServerError
         └── StreamError                 a stream broke or carried an error mid-way
+            └── LimitExceededError      a reply went past a limit: line length, output size, deadline
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ __all__ = [
     "EngineHTTPError",
     "InvalidOptionError",
     "JarvisError",
+    "LimitExceededError",
     "ModelNotFoundError",
     "PluginError",
     "PluginLoadError",
@@ -176,3 +178,13 @@ class ServerError(EngineHTTPError):
 
 class StreamError(EngineError):
     """A stream broke off, was malformed, or carried an error payload mid-way."""
+
+
+class LimitExceededError(StreamError):
+    """A reply went past one of the client's limits: a line or body longer than the line cap, more output
+    than was asked for, or the request's total deadline. ``limit`` names it (``line``, ``output``,
+    ``deadline``); text already streamed stays with the caller, who has received it."""
+
+    def __init__(self, message: str, *, engine_id: str = "", limit: str = "") -> None:
+        self.limit = limit
+        super().__init__(message, engine_id=engine_id)

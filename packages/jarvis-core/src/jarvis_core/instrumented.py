@@ -142,6 +142,9 @@ class InstrumentedEngine(InferenceEngine):
         return ids
 
     def _redact(self, text: str) -> str:
+        redact = getattr(self.engine, "redact", None)
+        if callable(redact):  # the engine's own override point (HTTPEngine and its subclasses)
+            text = redact(text)
         for attr in _SECRET_ATTRS:
             secret = getattr(self.engine, attr, None)
             if isinstance(secret, str) and len(secret) >= 4:

@@ -15,6 +15,8 @@ from typing import Optional
 
 import attrs
 
+from jarvis_core.engine.limits import check_count, check_seconds, validator
+
 __all__ = ["CloudConfig"]
 
 
@@ -28,8 +30,14 @@ class CloudConfig:
     openai_base_url: Optional[str] = None
     anthropic_base_url: Optional[str] = None
     gemini_base_url: Optional[str] = None
-    timeout: Optional[float] = None
-    connect_timeout: Optional[float] = None
+    timeout: Optional[float] = attrs.field(default=None, validator=validator(check_seconds))
+    connect_timeout: Optional[float] = attrs.field(default=None, validator=validator(check_seconds))
     max_retries: Optional[int] = None
     anthropic_version: Optional[str] = None
     openai_max_tokens_field: Optional[str] = None
+    #: Seconds for a whole request, first byte to last (``None``: no total deadline).
+    deadline: Optional[float] = attrs.field(default=None, validator=validator(check_seconds))
+    #: Bytes one reply may take (``None``: only the bound derived from ``max_tokens``).
+    max_output_bytes: Optional[int] = attrs.field(default=None, validator=validator(check_count))
+    #: The longest line, stream event or non-streamed body accepted, in bytes (default 16 MiB).
+    max_line_bytes: Optional[int] = attrs.field(default=None, validator=validator(check_count))

@@ -1,8 +1,8 @@
 """API keys and base URLs of the three providers, and keeping the keys out of sight.
 
 A key is held in a :class:`Secret`, whose ``str`` and ``repr`` are masked, so a key that ends up in a
-log line, an f-string or a debugger's view of an object does not show. :func:`scrub` removes known keys
-from any text (error bodies a proxy echoed back, for instance) before it is shown.
+log line, an f-string or a debugger's view of an object does not show. :class:`Secret` and the masking
+of known keys in server texts live in :mod:`jarvis_core.engine.redaction`.
 
 Where settings come from, highest first: the engine's keyword arguments (the ``[engine.cloud]`` config
 table arrives that way), then the environment variables below, then the public defaults.
@@ -11,10 +11,11 @@ table arrives that way), then the environment variables below, then the public d
 from __future__ import annotations
 
 import os
-from typing import Dict, Iterable, Mapping, Optional, Tuple
+from typing import Dict, Mapping, Optional, Tuple
 
 import attrs
 
+from jarvis_core.engine.redaction import Secret
 from jarvis_core.errors import AuthenticationError
 from jarvis_engine_cloud.routing import ANTHROPIC, GOOGLE, OPENAI
 
@@ -26,7 +27,6 @@ __all__ = [
     "Secret",
     "missing_key_error",
     "resolve_settings",
-    "scrub",
 ]
 
 #: Environment variables holding each provider's key, in order of preference.
@@ -45,33 +45,6 @@ DEFAULT_URLS: Dict[str, str] = {
 }
 #: The config key (= engine keyword argument) for each provider's key.
 CONFIG_KEYS: Dict[str, str] = {OPENAI: "openai_api_key", ANTHROPIC: "anthropic_api_key", GOOGLE: "gemini_api_key"}
-
-_MASK = "***"
-
-
-class Secret:
-    """A string that does not print itself. :meth:`reveal` is the one way to read it."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def reveal(self) -> str:
-        """The secret itself (only for building request headers)."""
-        return self._value
-
-    def __repr__(self) -> str:
-        return "Secret('***')"
-
-    __str__ = __repr__
-
-    def __bool__(self) -> bool:
-        return bool(self._value)
-
-    def __reduce__(self) -> object:
-        raise TypeError("a Secret cannot be pickled")
-
 
 @attrs.frozen
 class ProviderSettings:
@@ -134,16 +107,3 @@ def missing_key_error(provider: str) -> AuthenticationError:
         "in the [engine.cloud] table of the config file",
         engine_id="cloud",
     )
-
-
-#: Shorter "keys" (test placeholders) are not scrubbed: replacing them would garble every message.
-MIN_SCRUB_LENGTH = 8
-
-
-def scrub(text: str, secrets: Iterable[Secret]) -> str:
-    """``text`` with every occurrence of each secret replaced by ``***``."""
-    for secret in secrets:
-        value = secret.reveal() if secret else ""
-        if len(value) >= MIN_SCRUB_LENGTH and value in text:
-            text = text.replace(value, _MASK)
-    return text

@@ -18,17 +18,16 @@ from typing import Any, AsyncIterator, Dict, Iterator, List, Mapping, Optional, 
 import httpx
 
 from jarvis_core.engine.base import InferenceEngine
-from jarvis_core.errors import AuthenticationError, JarvisError
+from jarvis_core.engine.limits import check_count, check_seconds
+from jarvis_core.engine.redaction import protect_logs, scrub_error
+from jarvis_core.errors import AuthenticationError, ConfigError, JarvisError
 from jarvis_core.types import Completion, MessageLike, StreamChunk
 from jarvis_engine_cloud.credentials import (
     KEY_VARS,
     ProviderSettings,
-    Secret,
     missing_key_error,
     resolve_settings,
-    scrub,
 )
-from jarvis_engine_cloud.log_scrub import protect_logs
 from jarvis_engine_cloud.provider_base import ProviderClient
 from jarvis_engine_cloud.providers import PROVIDER_CLASSES
 from jarvis_engine_cloud.retry import RetryPolicy
@@ -36,23 +35,6 @@ from jarvis_engine_cloud.routing import ANTHROPIC, GOOGLE, OPENAI, PROVIDERS, Ro
 from jarvis_engine_cloud.wire_common import OptionValueError
 
 __all__ = ["CloudEngine"]
-
-
-def _scrub_error(exc: BaseException, secrets: Sequence[Secret]) -> None:
-    """Remove the keys from an error and its chain; drop contexts raised ``from None`` (they may quote a
-    server's raw reply, and nobody sees them anyway)."""
-    seen = set()
-    current: Optional[BaseException] = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, JarvisError):
-            current.args = tuple(scrub(a, secrets) if isinstance(a, str) else a for a in current.args)
-            body = getattr(current, "body", None)
-            if isinstance(body, str):
-                current.body = scrub(body, secrets)  # type: ignore[attr-defined]
-        if current.__suppress_context__:
-            current.__context__ = None
-        current = current.__cause__ or current.__context__
 
 
 class CloudEngine(InferenceEngine):
@@ -98,12 +80,23 @@ class CloudEngine(InferenceEngine):
         async_transport: Optional[httpx.AsyncBaseTransport] = None,
         sleep: Any = None,
         async_sleep: Any = None,
+        deadline: Optional[float] = None,
+        max_output_bytes: Optional[int] = None,
+        max_line_bytes: Optional[int] = None,
     ) -> None:
         self._settings: Dict[str, ProviderSettings] = {
             OPENAI: resolve_settings(OPENAI, api_key=openai_api_key, base_url=openai_base_url, environ=environ),
             ANTHROPIC: resolve_settings(ANTHROPIC, api_key=anthropic_api_key, base_url=anthropic_base_url, environ=environ),
             GOOGLE: resolve_settings(GOOGLE, api_key=gemini_api_key, base_url=gemini_base_url, environ=environ),
         }
+        try:  # provider clients are built on first use; bad numbers are config errors now
+            for name, value in (("timeout", timeout), ("connect_timeout", connect_timeout),
+                                ("health_timeout", health_timeout), ("deadline", deadline)):
+                check_seconds(name, value, allow_none=name == "deadline")
+            for name, count in (("max_output_bytes", max_output_bytes), ("max_line_bytes", max_line_bytes)):
+                check_count(name, count)
+        except ValueError as exc:
+            raise ConfigError(f"cloud: {exc}", key=str(exc).split(" ", 1)[0]) from None
         self._secrets = tuple(s.key for s in self._settings.values() if s.key)
         protect_logs(self._secrets)
         self.retry = RetryPolicy(max_retries=max_retries, sleep=sleep, async_sleep=async_sleep)
@@ -113,6 +106,9 @@ class CloudEngine(InferenceEngine):
             "health_timeout": health_timeout,
             "transport": transport,
             "async_transport": async_transport,
+            "deadline": deadline,
+            "max_output_bytes": max_output_bytes,
+            "max_line_bytes": max_line_bytes,
         }
         self._extra = {ANTHROPIC: {"anthropic_version": anthropic_version}, OPENAI: {"max_tokens_field": openai_max_tokens_field}}
         self._clients: Dict[str, ProviderClient] = {}
@@ -151,7 +147,7 @@ class CloudEngine(InferenceEngine):
         try:
             yield
         except JarvisError as exc:
-            _scrub_error(exc, self._secrets)
+            scrub_error(exc, self._secrets)
             raise
 
     def _prepare_call(self, model: str, options: Dict[str, Any]) -> tuple:

@@ -31,21 +31,10 @@ from jarvis_core.errors import (
     StreamError,
 )
 from jarvis_core.types import StreamChunk
-from jarvis_engine_cloud.credentials import URL_VARS, ProviderSettings, Secret, scrub
+from jarvis_engine_cloud.credentials import URL_VARS, ProviderSettings, Secret
 from jarvis_engine_cloud.retry import RetryPolicy
 
-__all__ = ["ProviderClient", "scrub_payload"]
-
-
-def scrub_payload(value: Any, secrets: Sequence[Secret]) -> Any:
-    """A decoded JSON value with every known key removed from its strings."""
-    if isinstance(value, str):
-        return scrub(value, secrets)
-    if isinstance(value, Mapping):
-        return {k: scrub_payload(v, secrets) for k, v in value.items()}
-    if isinstance(value, list):
-        return [scrub_payload(v, secrets) for v in value]
-    return value
+__all__ = ["ProviderClient"]
 
 
 class ProviderClient(HTTPEngine):
@@ -68,6 +57,9 @@ class ProviderClient(HTTPEngine):
         health_timeout: float = 3.0,
         transport: Optional[httpx.BaseTransport] = None,
         async_transport: Optional[httpx.AsyncBaseTransport] = None,
+        deadline: Optional[float] = None,
+        max_output_bytes: Optional[int] = None,
+        max_line_bytes: Optional[int] = None,
     ) -> None:
         self._key = settings.key
         self.settings = settings
@@ -80,6 +72,7 @@ class ProviderClient(HTTPEngine):
             health_timeout=health_timeout,
             transport=transport,
             async_transport=async_transport,
+            deadline=deadline, max_output_bytes=max_output_bytes, max_line_bytes=max_line_bytes,
         )
 
     @property
@@ -140,9 +133,9 @@ class ProviderClient(HTTPEngine):
                 self.retry.sleep(delay)
                 attempt += 1
 
-    def redact(self, value: Any) -> Any:
-        """Every secret this client knows (all providers' keys) masked, not only its own."""
-        return scrub_payload(value, self._secrets)
+    def secret_values(self) -> Sequence[Any]:
+        """Every secret this client knows (all providers' keys), not only its own, is masked."""
+        return self._secrets
 
     def _request_once(self, method: str, path: str, body: Any, model: str, params: Optional[Dict[str, Any]]) -> Any:
         return self.request_json(method, path, json_body=body, model=model or None, params=params)
@@ -155,7 +148,9 @@ class ProviderClient(HTTPEngine):
         """GET ``path`` and return the decoded reply, retrying rate limits and server errors."""
         return self._with_retries(lambda: self._request_once("GET", path, None, "", params), "")
 
-    def open_sse(self, path: str, body: Any, *, model: str = "", events: bool = False) -> Any:
+    def open_sse(
+        self, path: str, body: Any, *, model: str = "", events: bool = False, max_tokens: Optional[int] = None,
+    ) -> Any:
         """POST ``body`` as a streamed request; an async context manager yielding batches of server-sent
         events, one batch per network read: ``data`` strings, or :class:`SSEEvent` objects with ``events=True``.
 
@@ -164,7 +159,7 @@ class ProviderClient(HTTPEngine):
         """
         return self.astream_batches(
             "POST", path, SSEByteDecoder(events=events), json_body=body, model=model or None,
-            headers={"accept": "text/event-stream"},
+            headers={"accept": "text/event-stream"}, max_tokens=max_tokens,
         )
 
     async def retrying_stream(

@@ -66,7 +66,7 @@ class AnthropicClient(ProviderClient):
 
         async def once() -> AsyncIterator[StreamChunk]:
             decoder = anthropic_wire.AnthropicStreamDecoder()
-            async with self.open_sse("/v1/messages", body, model=model, events=True) as batches:
+            async with self.open_sse("/v1/messages", body, model=model, events=True, max_tokens=max_tokens) as batches:
                 async for batch in batches:
                     for event in batch:
                         for chunk in decoder.feed_sse(event.event, event.data):
@@ -161,7 +161,7 @@ class GeminiClient(ProviderClient):
 
         async def once() -> AsyncIterator[StreamChunk]:
             decoder = gemini_wire.GeminiStreamDecoder(model=model)
-            async with self.open_sse(path, body, model=model) as batches:
+            async with self.open_sse(path, body, model=model, max_tokens=max_tokens) as batches:
                 async for batch in batches:
                     for data in batch:
                         if data.strip() == "[DONE]":  # Gemini sends none; some proxies add one
@@ -242,7 +242,7 @@ class OpenAIClient(ProviderClient):
         async def once() -> AsyncIterator[StreamChunk]:
             decoder = ChatStreamDecoder(engine_id="cloud")
             done = False
-            async with self.open_sse("/chat/completions", body, model=model) as batches:
+            async with self.open_sse("/chat/completions", body, model=model, max_tokens=max_tokens) as batches:
                 async for batch in batches:
                     for data in batch:
                         if done:

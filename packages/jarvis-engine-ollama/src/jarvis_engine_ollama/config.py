@@ -17,6 +17,7 @@ from typing import Any, Optional
 
 import attrs
 
+from jarvis_core.engine.limits import check_count, check_seconds, validator
 from jarvis_engine_ollama.options import check_keep_alive, check_num_ctx, check_think
 
 __all__ = ["OllamaConfig"]
@@ -35,9 +36,15 @@ class OllamaConfig:
 
     host: Optional[str] = None
     api_key: Optional[str] = attrs.field(default=None, repr=False)
-    timeout: Optional[float] = None
-    connect_timeout: Optional[float] = None
-    health_timeout: Optional[float] = None
+    timeout: Optional[float] = attrs.field(default=None, validator=validator(check_seconds))
+    connect_timeout: Optional[float] = attrs.field(default=None, validator=validator(check_seconds))
+    health_timeout: Optional[float] = attrs.field(default=None, validator=validator(check_seconds))
     num_ctx: Optional[int] = attrs.field(default=None, validator=_validate(check_num_ctx))
     keep_alive: Any = attrs.field(default=None, validator=_validate(check_keep_alive))
     think: Any = attrs.field(default=None, validator=_validate(check_think))
+    #: Seconds for a whole request, first byte to last (``None``: no total deadline).
+    deadline: Optional[float] = attrs.field(default=None, validator=validator(check_seconds))
+    #: Bytes one reply may take (``None``: only the bound derived from ``max_tokens``).
+    max_output_bytes: Optional[int] = attrs.field(default=None, validator=validator(check_count))
+    #: The longest line, stream event or non-streamed body accepted, in bytes (default 16 MiB).
+    max_line_bytes: Optional[int] = attrs.field(default=None, validator=validator(check_count))

@@ -10,6 +10,7 @@ through :class:`jarvis_core.defaults.ModelAdapter`.
 
 from __future__ import annotations
 
+import json
 from typing import Any, AsyncIterator, Dict, List, Mapping, Optional, Sequence
 
 import httpx
@@ -98,6 +99,9 @@ class OllamaEngine(HTTPEngine):
         bus: Optional[EventBus] = None,
         transport: Optional[httpx.BaseTransport] = None,
         async_transport: Optional[httpx.AsyncBaseTransport] = None,
+        deadline: Optional[float] = None,
+        max_output_bytes: Optional[int] = None,
+        max_line_bytes: Optional[int] = None,
     ) -> None:
         given = base_url or host
         url = resolve_host(given, source="host") if given else (host_from_environment() or DEFAULT_HOST)
@@ -110,6 +114,7 @@ class OllamaEngine(HTTPEngine):
             headers=headers,
             transport=transport,
             async_transport=async_transport,
+            deadline=deadline, max_output_bytes=max_output_bytes, max_line_bytes=max_line_bytes,
         )
         checked = check_num_ctx(num_ctx)
         self.num_ctx: Optional[int] = DEFAULT_NUM_CTX if checked is None else (checked or None)
@@ -133,7 +138,7 @@ class OllamaEngine(HTTPEngine):
         """The streamed chat request: batches of NDJSON lines, one batch per network read."""
         return self.astream_batches(
             "POST", _CHAT, LineByteDecoder(), json_body=req.body, model=req.model,
-            headers={"accept": "application/x-ndjson"},
+            headers={"accept": "application/x-ndjson"}, max_tokens=(req.body.get("options") or {}).get("num_predict"),
         )
 
     def _request(
@@ -196,7 +201,11 @@ class OllamaEngine(HTTPEngine):
         if not isinstance(obj, dict):
             raise StreamError(f"ollama: {_CHAT} answered with {type(obj).__name__}, not a JSON object", engine_id="ollama")
         if obj.get("error"):
-            raise error_from_payload(obj, engine_id=self.engine_id)
+            raise self.scrub(error_from_payload(self.redact(obj), engine_id=self.engine_id))
+        if "message" not in obj and "done" not in obj:
+            excerpt = self.redact(json.dumps(obj)[:200])
+            raise StreamError(f"ollama: {_CHAT} answered with JSON that is not a chat reply (no message, no done): "
+                              f"{excerpt}", engine_id="ollama")
         msg = obj.get("message") or {}
         calls = tool_calls_from_ollama(msg.get("tool_calls"), set())
         meta = answer_metadata(obj)
@@ -356,7 +365,7 @@ class OllamaEngine(HTTPEngine):
             body["keep_alive"] = self.keep_alive
         answer = self.request_json("POST", _CHAT, json_body=body, model=model)
         if isinstance(answer, dict) and answer.get("error"):
-            raise error_from_payload(answer, engine_id=self.engine_id)
+            raise self.scrub(error_from_payload(self.redact(answer), engine_id=self.engine_id))
 
     def unload(self, model: str) -> None:
         """Free the memory ``model`` holds now (an empty ``/api/chat`` with ``keep_alive: 0``)."""

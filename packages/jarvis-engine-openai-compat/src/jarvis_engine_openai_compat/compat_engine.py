@@ -114,10 +114,14 @@ class OpenAICompatEngine(HTTPEngine):
         bus: Any = None,
         transport: Optional[httpx.BaseTransport] = None,
         async_transport: Optional[httpx.AsyncBaseTransport] = None,
+        deadline: Optional[float] = None,
+        max_output_bytes: Optional[int] = None,
+        max_line_bytes: Optional[int] = None,
     ) -> None:
         super().__init__(
             host=host, base_url=base_url, api_key=api_key, timeout=timeout, connect_timeout=connect_timeout,
             health_timeout=health_timeout, headers=headers, transport=transport, async_transport=async_transport,
+            deadline=deadline, max_output_bytes=max_output_bytes, max_line_bytes=max_line_bytes,
         )
         mode = tool_mode or self.default_tool_mode
         if mode not in TOOL_MODES:
@@ -298,7 +302,8 @@ class OpenAICompatEngine(HTTPEngine):
             if not self._drop_tools(call, exc):
                 raise
             payload = self.request_json("POST", self.chat_path, json_body=call.payload, model=model)
-        return self._finish(call, parse_chat_completion(payload, engine_id=self.engine_id))
+        with self.scrubbed():
+            return self._finish(call, parse_chat_completion(payload, engine_id=self.engine_id))
 
     def stream_full(
         self,
@@ -350,12 +355,14 @@ class OpenAICompatEngine(HTTPEngine):
         async with contextlib.AsyncExitStack() as stack:
             try:
                 batches = await stack.enter_async_context(self.astream_batches(
-                    "POST", self.chat_path, SSEByteDecoder(), json_body=call.payload, model=model))
+                    "POST", self.chat_path, SSEByteDecoder(), json_body=call.payload, model=model,
+                    max_tokens=max_tokens))
             except ToolsNotSupportedError as exc:
                 if not self._drop_tools(call, exc):
                     raise
                 batches = await stack.enter_async_context(self.astream_batches(
-                    "POST", self.chat_path, SSEByteDecoder(), json_body=call.payload, model=model))
+                    "POST", self.chat_path, SSEByteDecoder(), json_body=call.payload, model=model,
+                    max_tokens=max_tokens))
             # One network read holds many events; they are handled in this plain loop (no per-line async
             # hop). After [DONE] the rest is still read, so the connection returns to the pool.
             async for payloads in batches:

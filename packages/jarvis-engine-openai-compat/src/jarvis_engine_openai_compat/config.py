@@ -14,6 +14,8 @@ from typing import Optional
 
 import attrs
 
+from jarvis_core.engine.limits import check_count, check_seconds, validator
+
 __all__ = ["EmbeddedConfig", "OpenAICompatConfig"]
 
 
@@ -26,13 +28,19 @@ class OpenAICompatConfig:
     #: Sent as ``Authorization: Bearer …`` (vLLM ``--api-key``, LM Studio, hosted gateways). Never shown.
     api_key: Optional[str] = attrs.field(default=None, repr=False)
     #: Seconds to wait for a reply (for a stream: between two chunks). Default 120.
-    timeout: Optional[float] = None
+    timeout: Optional[float] = attrs.field(default=None, validator=validator(check_seconds))
     #: Seconds to establish a connection. Default 5; raise it for servers across a slow network.
-    connect_timeout: Optional[float] = None
+    connect_timeout: Optional[float] = attrs.field(default=None, validator=validator(check_seconds))
     #: How tools are sent: ``native`` (OpenAI ``tools``), ``json_schema`` (a constrained response for
     #: models without tool calling) or ``auto`` (llama.cpp: asks the server whether the model's template
     #: supports tools; other engines: native).
     tool_mode: Optional[str] = None
+    #: Seconds for a whole request, first byte to last (``None``: no total deadline).
+    deadline: Optional[float] = attrs.field(default=None, validator=validator(check_seconds))
+    #: Bytes one reply may take (``None``: only the bound derived from ``max_tokens``).
+    max_output_bytes: Optional[int] = attrs.field(default=None, validator=validator(check_count))
+    #: The longest line, stream event or non-streamed body accepted, in bytes (default 16 MiB).
+    max_line_bytes: Optional[int] = attrs.field(default=None, validator=validator(check_count))
 
 
 @attrs.frozen

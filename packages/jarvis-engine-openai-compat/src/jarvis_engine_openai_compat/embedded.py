@@ -24,7 +24,7 @@ import time
 from typing import Any, AsyncIterator, Callable, ClassVar, FrozenSet, List, Optional, Sequence, TextIO, Union
 
 from jarvis_core.engine.base import InferenceEngine, ToolLike
-from jarvis_core.errors import ConfigError, EngineConnectionError
+from jarvis_core.errors import ConfigError, EngineConnectionError, EngineError, StreamError
 from jarvis_core.types import Completion, MessageLike, StreamChunk
 
 from .engines import LlamaCppEngine
@@ -35,6 +35,18 @@ __all__ = ["EmbeddedEngine"]
 ProgressSink = Union[None, bool, Callable[[str], None], TextIO]
 
 _SMOLLM2_LABEL = "SmolLM2-135M"
+
+
+class _ManagedServerEngine(LlamaCppEngine):
+    """The client of the managed server: its errors point at the managed server, not at LLAMACPP_HOST."""
+
+    def transport_error(self, exc: Exception, path: str) -> EngineError:
+        err = super().transport_error(exc, path)
+        if isinstance(err, EngineConnectionError) and not isinstance(err, StreamError):
+            return EngineConnectionError(
+                f"embedded: the managed llama.cpp server at {self.base_url} is not answering ({type(exc).__name__}); "
+                "it restarts on its own after a crash, so try again in a moment", engine_id="embedded")
+        return err
 
 
 class EmbeddedEngine(InferenceEngine):
@@ -71,10 +83,12 @@ class EmbeddedEngine(InferenceEngine):
         # Bad values are config errors now, not on the first request (the path itself is checked at start).
         WorkerConfig(model_path=model_path or "", alias=self.alias, **self._settings)
         self.max_tokens = max_tokens
+        self._startup_timeout = float(startup_timeout)
         self._progress = progress
         self._bus = bus
         self._lock = threading.Lock()
         self._worker: Any = None
+        self._starting: Any = None  # the worker being started, so close() can stop it without the lock
         self._engine: Any = None
         self._engine_url: Optional[str] = None
 
@@ -118,11 +132,14 @@ class EmbeddedEngine(InferenceEngine):
                 self._say(f"starting embedded llama.cpp server ({self._label})…")
                 started = time.monotonic()
                 worker = LlamaCppWorker(config, bus=self._bus)
+                self._starting = worker
                 try:
                     worker.start(wait=True, timeout=config.startup_timeout)
                 except BaseException:
                     worker.stop()
                     raise
+                finally:
+                    self._starting = None
                 self._worker = worker
                 atexit.register(self.close)
                 self._say(f"ready in {time.monotonic() - started:.1f} s")
@@ -130,27 +147,39 @@ class EmbeddedEngine(InferenceEngine):
             if self._engine is None or url != self._engine_url:
                 if self._engine is not None:
                     self._engine.close()
-                self._engine = LlamaCppEngine(host=url, timeout=600.0)
+                self._engine = _ManagedServerEngine(host=url, timeout=600.0)
                 self._engine_url = url
             return self._engine
 
     def _current_url(self) -> str:
         worker = self._worker
-        # restarting after a crash: wait for it (bounded), then say clearly why it is not there
-        if not worker.status().healthy and not worker.wait_healthy(self._settings["startup_timeout"]):
+        if worker.status().healthy and worker.server_alive():
+            return str(worker.url)
+        # Restarting after a crash (or crashed a moment ago, before the supervisor noticed): wait for the
+        # new server, within the start-up bound, then say clearly why it is not there.
+        deadline = time.monotonic() + self._startup_timeout
+        while time.monotonic() < deadline:
             status = worker.status()
-            raise EngineConnectionError(
-                f"embedded: the managed llama.cpp server is {status.state.value}: {status.last_error or 'not ready'}",
-                engine_id="embedded",
-            )
-        return worker.url
+            if status.healthy and worker.server_alive():
+                return str(worker.url)
+            if status.state.value in ("gave_up", "stopped"):
+                break
+            time.sleep(0.05)
+        status = worker.status()
+        raise EngineConnectionError(
+            f"embedded: the managed llama.cpp server is restarting and not ready yet ({status.state.value}): "
+            f"{status.last_error or 'not ready'}", engine_id="embedded")
 
     def prepare(self, model: str) -> None:
         """Start the server now (it otherwise starts on the first request)."""
         self._ensure_started()
 
     def close(self) -> None:
-        """Stop the managed server. Safe to call more than once."""
+        """Stop the managed server, also while it is still starting. Safe to call more than once."""
+        starting = self._starting
+        if starting is not None:
+            # Start-up holds the lock while it waits; stopping the worker ends that wait at once.
+            starting.stop()
         with self._lock:
             engine, self._engine = self._engine, None
             worker, self._worker = self._worker, None

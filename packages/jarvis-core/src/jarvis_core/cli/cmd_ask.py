@@ -16,6 +16,8 @@ import argparse
 import sys
 from typing import Any, Dict, List, Optional
 
+from jarvis_core.cli.arg_types import finite_float, positive_int, repair_text
+
 __all__ = ["add_engine_arguments", "add_parser", "close_quietly", "jarvis_from_args", "request_options", "run"]
 
 
@@ -29,8 +31,8 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--tools", metavar="A,B", help="comma-separated registered tools for the agent")
     r = p.add_argument_group("request")
     r.add_argument("--system", metavar="TEXT", help='system prompt (default "You are a helpful assistant."; "" for none)')
-    r.add_argument("--temperature", type=float, metavar="T", help="sampling temperature (default: model family's)")
-    r.add_argument("--max-tokens", type=int, metavar="N",
+    r.add_argument("--temperature", type=finite_float, metavar="T", help="sampling temperature (default: model family's)")
+    r.add_argument("--max-tokens", type=positive_int, metavar="N",
                    help="answer length limit (default 1024; with --agent, the agent's own setting)")
 
 
@@ -88,12 +90,13 @@ def _prompt(args: argparse.Namespace) -> str:
     if words in ([], ["-"]):
         if words == [] and sys.stdin.isatty():
             raise JarvisError('no question given: jarvis ask "your question" (or pipe it on stdin)')
-        text = sys.stdin.read().strip()
+        buffer = getattr(sys.stdin, "buffer", None)  # bytes, so text that is not UTF-8 is repaired, not fatal
+        text = (buffer.read().decode("utf-8", "surrogateescape") if buffer is not None else sys.stdin.read()).strip()
     else:
         text = " ".join(words).strip()
     if not text:
         raise JarvisError('the question is empty: jarvis ask "your question"')
-    return text
+    return repair_text(text)
 
 
 def run(args: argparse.Namespace) -> int:

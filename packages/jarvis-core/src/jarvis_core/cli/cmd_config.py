@@ -57,8 +57,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if action == "show":
         from jarvis_core.config import dumps_json, dumps_toml, load_config
+        from jarvis_core.config.value_checks import check_values
 
         config = load_config(_explicit_path(args))
+        check_values(config)
         sys.stdout.write(dumps_json(config) + "\n" if args.json else dumps_toml(config))
         return 0
     if action == "init":

@@ -25,6 +25,7 @@ import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from jarvis_core.cli import output
+from jarvis_core.cli.signals import exit_code, signals_as_interrupts
 
 __all__ = ["COMMANDS", "build_parser", "main", "plugin_commands"]
 
@@ -213,13 +214,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if args.command is None:
                 parser.print_help(sys.stderr)
                 return EXIT_USAGE
-            return int(_runner(args.command).run(args) or 0)
+            with signals_as_interrupts():
+                return int(_runner(args.command).run(args) or 0)
         except SystemExit as exc:  # argparse: --help, --version and usage errors
             code = exc.code
             return code if isinstance(code, int) else (EXIT_OK if code is None else EXIT_ERROR)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP (cli.signals)
             print(file=sys.stderr)
-            return EXIT_INTERRUPTED
+            return exit_code(exc)
         except BrokenPipeError:
             # The reader went away (``jarvis plugins | head``); keep Python from complaining at exit.
             _silence_stdout()

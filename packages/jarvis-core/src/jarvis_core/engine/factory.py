@@ -7,16 +7,34 @@ import warnings
 from typing import Any
 
 from jarvis_core.engine.base import InferenceEngine
-from jarvis_core.errors import InvalidOptionError
+from jarvis_core.errors import InvalidOptionError, UnknownNameError
 
-__all__ = ["create_engine", "engine_class"]
+__all__ = ["create_engine", "engine_class", "left_out_plugins"]
+
+
+def left_out_plugins() -> str:
+    """A note naming the installed plugins that ``JARVIS_LOAD_PLUGINS`` / ``JARVIS_DISABLE_PLUGINS`` left out
+    (empty when none were): "unknown engine" then says why an installed engine is missing."""
+    from jarvis_core.plugins.registry import get_registry
+
+    skipped = sorted(set(getattr(get_registry().pm, "skipped", ()) or ()))
+    if not skipped:
+        return ""
+    return (f"; {len(skipped)} installed plugin(s) were left out by JARVIS_LOAD_PLUGINS / JARVIS_DISABLE_PLUGINS: "
+            f"{', '.join(skipped)}")
 
 
 def engine_class(key: str) -> type:
     """The engine class registered under ``key`` (imports it); unknown keys list the available ones."""
     from jarvis_core.plugins.registry import get_registry
 
-    registration = get_registry().get("engine", key)
+    try:
+        registration = get_registry().get("engine", key)
+    except UnknownNameError as exc:
+        note = left_out_plugins()
+        if note:
+            exc.args = (f"{exc.args[0]}{note}",)
+        raise
     cls = registration.load()
     if not (isinstance(cls, type) and issubclass(cls, InferenceEngine)):
         raise registration.error(

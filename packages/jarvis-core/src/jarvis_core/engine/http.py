@@ -10,18 +10,37 @@ and reused for every call, streamed or not), maps transport failures to
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import functools
 import json
+import re
 import ssl
-from typing import Any, AsyncIterator, Dict, Iterator, List, Mapping, Optional
+import sys
+import time
+import warnings
+from typing import Any, AsyncIterator, Dict, Iterator, List, Mapping, Optional, Sequence
 
 import httpx
 
 from jarvis_core.engine.base import InferenceEngine
 from jarvis_core.engine.http_errors import classify_http_error, parse_retry_after
-from jarvis_core.engine.streams import LineByteDecoder
-from jarvis_core.errors import ConfigError, EngineConnectionError, EngineError, StreamError
+from jarvis_core.engine.limits import ReplyLimits, check_count, check_seconds
+from jarvis_core.engine.redaction import protect_logs, scrub_error, scrub_value
+from jarvis_core.engine.streams import DEFAULT_MAX_LINE, LineByteDecoder, _TextLines
+from jarvis_core.errors import (
+    ConfigError,
+    EngineConnectionError,
+    EngineError,
+    JarvisError,
+    LimitExceededError,
+    StreamError,
+)
+
+# anyio's TaskGroup raises an exception group when a connect fails inside it (Python 3.11+, or the
+# exceptiongroup backport anyio installs on 3.10).
+_GROUP = getattr(builtins, "ExceptionGroup", None) or getattr(sys.modules.get("exceptiongroup"), "ExceptionGroup", None)
+_GROUPS: tuple = (_GROUP,) if _GROUP is not None else ()
 
 __all__ = ["HTTPEngine", "normalize_base_url", "translate_transport_error"]
 
@@ -48,13 +67,36 @@ def normalize_base_url(url: str, *, default_scheme: str = "http", strip_suffix: 
     url = url.rstrip("/")
     if strip_suffix and url.endswith(strip_suffix):
         url = url[: -len(strip_suffix)].rstrip("/")
+    if url.count("[") != url.count("]"):
+        raise ConfigError(f"invalid server address {given!r}: unbalanced '[' (an IPv6 address is written "
+                          "http://[::1]:8080)", key="host")
     try:
         parsed = httpx.URL(url)
     except httpx.InvalidURL as exc:
         raise ConfigError(f"invalid server address {given!r}: {exc}", key="host") from None
     if parsed.scheme not in ("http", "https") or not parsed.host:
         raise ConfigError(f"invalid server address {given!r}: expected http(s)://host[:port]", key="host")
+    if parsed.port is not None and not 0 < parsed.port <= 65535:
+        raise ConfigError(f"invalid server address {given!r}: port {parsed.port} is not between 1 and 65535",
+                          key="host")
     return url
+
+
+#: A UTF-16 surrogate escape of json.dumps that is not half of a valid pair.
+_LONE_SURROGATE = re.compile(r"\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f][0-9a-f]{2})|(?<!\\ud[89ab][0-9a-f]{2})\\ud[c-f][0-9a-f]{2}")
+
+
+def _json_bytes(body: Any) -> bytes:
+    """A request body as strict JSON: NaN and infinities raise ``ValueError``; a lone surrogate (text that
+    was not UTF-8, as the shell passes it on) becomes U+FFFD with a warning, since servers reject it."""
+    text = json.dumps(body, allow_nan=False)
+    if "\\ud" in text:
+        fixed, count = _LONE_SURROGATE.subn(r"\\ufffd", text)
+        if count:
+            warnings.warn(f"the request held {count} character(s) that are not valid Unicode text (bytes that "
+                          "were not UTF-8); each was replaced by U+FFFD", UserWarning, stacklevel=4)
+            text = fixed
+    return text.encode()
 
 
 def translate_transport_error(exc: Exception, *, engine_id: str, url: str) -> EngineError:
@@ -105,6 +147,11 @@ class HTTPEngine(InferenceEngine):
     :param timeout: read timeout in seconds for a request (streams: between two chunks).
     :param connect_timeout: seconds to establish a connection.
     :param health_timeout: seconds for :meth:`health`.
+    :param deadline: seconds for a whole request, streamed or not (``None``: none; each silence is still
+        bounded by ``timeout``).
+    :param max_output_bytes: wire bytes of one reply; a stream is also cut once it clearly exceeds the
+        ``max_tokens`` it was asked for (see :class:`~jarvis_core.engine.limits.ReplyLimits`).
+    :param max_line_bytes: the longest line, SSE event or non-streamed body accepted (16 MiB).
     :param transport: / :param async_transport: httpx transports, for tests (``httpx.MockTransport``).
     """
 
@@ -125,15 +172,30 @@ class HTTPEngine(InferenceEngine):
         headers: Optional[Mapping[str, str]] = None,
         transport: Optional[httpx.BaseTransport] = None,
         async_transport: Optional[httpx.AsyncBaseTransport] = None,
+        deadline: Optional[float] = None,
+        max_output_bytes: Optional[int] = None,
+        max_line_bytes: Optional[int] = None,
     ) -> None:
         url = base_url or host or self.default_host
         if not url:
             raise EngineError(f"{self.engine_id}: no host given; pass host= or set it in the config", engine_id=self.engine_id)
+        if not isinstance(url, str):
+            raise ConfigError(f"{self.engine_id}: host must be a string such as http://host:port, got {url!r}",
+                              key="host")
         self.base_url = normalize_base_url(url, strip_suffix=self.strip_suffix)
         self._api_key = api_key
-        self.timeout = timeout
-        self.connect_timeout = connect_timeout
-        self.health_timeout = health_timeout
+        try:
+            self.timeout: float = check_seconds("timeout", timeout, allow_none=False) or 0.0
+            self.connect_timeout: float = check_seconds("connect_timeout", connect_timeout, allow_none=False) or 0.0
+            self.health_timeout: float = check_seconds("health_timeout", health_timeout, allow_none=False) or 0.0
+            self.limits = ReplyLimits(
+                deadline=check_seconds("deadline", deadline),
+                max_output_bytes=check_count("max_output_bytes", max_output_bytes),
+                max_line=check_count("max_line_bytes", max_line_bytes) or DEFAULT_MAX_LINE,
+            )
+        except ValueError as exc:
+            raise ConfigError(f"{self.engine_id}: {exc}", key=str(exc).split(" ", 1)[0]) from None
+        protect_logs(self.secret_values())
         self._extra_headers = dict(headers or {})
         self._transport = transport
         self._async_transport = async_transport
@@ -216,19 +278,32 @@ class HTTPEngine(InferenceEngine):
             body = response.text
         raise self.classify_error(response, self.redact(body), model=model)
 
+    def secret_values(self) -> Sequence[Any]:
+        """The secrets (``str`` or :class:`~jarvis_core.engine.redaction.Secret`) masked in every text that came
+        from the server. The one override point: engines that hold several keys return them all."""
+        return (self._api_key,) if self._api_key else ()
+
     def redact(self, value: Any) -> Any:
-        """``value`` (text or decoded JSON) with the API key masked: some servers echo the key they rejected.
-        Engines that hold several secrets override it."""
-        key = self._api_key
-        if not key:
-            return value
-        if isinstance(value, str):
-            return value.replace(key, "***")
-        if isinstance(value, Mapping):
-            return {k: self.redact(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [self.redact(v) for v in value]
-        return value
+        """``value`` (text or decoded JSON) with the engine's secrets masked: some servers echo the key they
+        rejected, in a status body, an error payload, a malformed line or a header."""
+        secrets = self.secret_values()
+        return scrub_value(value, secrets) if secrets else value
+
+    def scrub(self, exc: BaseException) -> BaseException:
+        """``exc`` (a jarvis error and its chain) with the engine's secrets masked, in place; returned."""
+        secrets = self.secret_values()
+        if secrets:
+            scrub_error(exc, secrets)
+        return exc
+
+    @contextlib.contextmanager
+    def scrubbed(self) -> Iterator[None]:
+        """Mask the engine's secrets in any jarvis error raised inside the block."""
+        try:
+            yield
+        except JarvisError as exc:
+            self.scrub(exc)
+            raise
 
     def classify_error(self, response: httpx.Response, body: Any, *, model: Optional[str] = None) -> EngineError:
         """The typed error for an error response; engines override to add their own cases."""
@@ -255,9 +330,15 @@ class HTTPEngine(InferenceEngine):
         hdrs = {"content-type": "application/json"} if json_body is not None else {}
         if headers:
             hdrs.update(headers)
+        try:
+            content = _json_bytes(json_body) if json_body is not None else None
+        except ValueError:
+            raise ConfigError(
+                f"{self.engine_id}: the request holds a number that is not finite (NaN or infinity); check "
+                "temperature, top_p and the other numeric options", key="options") from None
         return client.build_request(
             method, path, params=params, headers=hdrs,
-            content=json.dumps(json_body).encode() if json_body is not None else None,
+            content=content,
             timeout=self._timeout(timeout) if timeout is not None else httpx.USE_CLIENT_DEFAULT,
             extensions={"jarvis_path": path},
         )
@@ -281,6 +362,18 @@ class HTTPEngine(InferenceEngine):
                 return self.client.send(request, stream=True)
         except httpx.TransportError as exc:
             raise self.transport_error(exc, request.extensions.get("jarvis_path", request.url.path)) from None
+        except (OSError, OverflowError) as exc:
+            raise self._unreachable(exc, request) from None
+
+    def _unreachable(self, exc: BaseException, request: httpx.Request) -> EngineError:
+        """An error from below httpx (a socket refusing the address, an exception group from anyio)."""
+        while _GROUPS and isinstance(exc, _GROUPS) and exc.exceptions:  # type: ignore[attr-defined]
+            exc = exc.exceptions[0]  # type: ignore[attr-defined]
+        path = request.extensions.get("jarvis_path", request.url.path)
+        return EngineConnectionError(
+            f"{self.engine_id}: cannot reach {self.base_url}{path} ({type(exc).__name__}: {exc})",
+            engine_id=self.engine_id,
+        )
 
     async def asend(self, request: httpx.Request) -> httpx.Response:
         """Async twin of :meth:`send`."""
@@ -292,6 +385,8 @@ class HTTPEngine(InferenceEngine):
                 return await client.send(request, stream=True)
         except httpx.TransportError as exc:
             raise self.transport_error(exc, request.extensions.get("jarvis_path", request.url.path)) from None
+        except (OSError, OverflowError, *_GROUPS) as exc:
+            raise self._unreachable(exc, request) from None
 
     def broken(self, exc: Exception, path: str) -> StreamError:
         """The error for a transport failure after the response started: always a :class:`StreamError`."""
@@ -299,6 +394,38 @@ class HTTPEngine(InferenceEngine):
         if isinstance(err, StreamError):
             return err
         return StreamError(f"{self.engine_id}: the reply from {self.base_url}{path} broke off: {err}", engine_id=self.engine_id)
+
+    def _too_big(self, path: str) -> LimitExceededError:
+        return LimitExceededError(
+            f"{self.engine_id}: the reply from {self.base_url}{path} is longer than {self.limits.max_line} "
+            "bytes; it is not a normal reply (raise max_line_bytes in the engine's config if it is)",
+            engine_id=self.engine_id, limit="line")
+
+    def _read_capped(self, response: httpx.Response, path: str) -> None:
+        """``response.read()`` that stops at the line cap instead of buffering whatever the server sends."""
+        cap, size, parts = self.limits.max_line, 0, []
+        try:
+            for part in response.iter_bytes():
+                size += len(part)
+                if size > cap:
+                    raise self._too_big(path)
+                parts.append(part)
+        except httpx.TransportError as exc:
+            raise self.broken(exc, path) from None
+        response._content = b"".join(parts)  # what httpx's own read() sets
+
+    async def _aread_capped(self, response: httpx.Response, path: str) -> None:
+        """Async twin of :meth:`_read_capped`."""
+        cap, size, parts = self.limits.max_line, 0, []
+        try:
+            async for part in response.aiter_bytes():
+                size += len(part)
+                if size > cap:
+                    raise self._too_big(path)
+                parts.append(part)
+        except httpx.TransportError as exc:
+            raise self.broken(exc, path) from None
+        response._content = b"".join(parts)
 
     def _decode_json(self, response: httpx.Response, path: str, model: Optional[str]) -> Any:
         self._raise_for_status(response, model=model)
@@ -321,30 +448,29 @@ class HTTPEngine(InferenceEngine):
         params: Optional[Mapping[str, Any]] = None,
     ) -> Any:
         """Send a request with the pooled client and return the decoded JSON body, or raise a typed error."""
-        response = self.send(self.build_request(self.client, method, path, json_body=json_body, params=params, timeout=timeout))
-        try:
-            response.read()
-        except httpx.TransportError as exc:
-            raise self.broken(exc, path) from None
-        finally:
-            response.close()
-        return self._decode_json(response, path, model)
+        with self.scrubbed():
+            response = self.send(
+                self.build_request(self.client, method, path, json_body=json_body, params=params, timeout=timeout))
+            try:
+                self._read_capped(response, path)
+            finally:
+                response.close()
+            return self._decode_json(response, path, model)
 
     async def arequest_json(
         self, method: str, path: str, *, json_body: Any = None, timeout: Optional[float] = None,
         model: Optional[str] = None, params: Optional[Mapping[str, Any]] = None,
     ) -> Any:
         """Async twin of :meth:`request_json`."""
-        response = await self.asend(
-            self.build_request(self.aclient, method, path, json_body=json_body, params=params, timeout=timeout)
-        )
-        try:
-            await response.aread()
-        except httpx.TransportError as exc:
-            raise self.broken(exc, path) from None
-        finally:
-            await response.aclose()
-        return self._decode_json(response, path, model)
+        with self.scrubbed():
+            response = await self.asend(
+                self.build_request(self.aclient, method, path, json_body=json_body, params=params, timeout=timeout)
+            )
+            try:
+                await self._aread_capped(response, path)
+            finally:
+                await response.aclose()
+            return self._decode_json(response, path, model)
 
     @contextlib.asynccontextmanager
     async def astream_response(
@@ -364,17 +490,27 @@ class HTTPEngine(InferenceEngine):
         response = await self.asend(request)
         try:
             if response.status_code >= 400:
-                await response.aread()
+                await self._aread_capped(response, path)
                 self._raise_for_status(response, model=model)
+            elif response.headers.get("content-type", "").startswith("text/html"):
+                await self._aread_capped(response, path)
+                raise self.not_a_stream(response, path)
             yield response
         finally:
             await response.aclose()
+
+    def not_a_stream(self, response: httpx.Response, path: str) -> StreamError:
+        """The error for a 2xx reply that is a web page, not the API's answer (a wrong address or a proxy)."""
+        excerpt = " ".join(self.redact(response.text[:200]).split())
+        return StreamError(
+            f"{self.engine_id}: {self.base_url}{path} answered with a web page (HTTP {response.status_code}, "
+            f"text/html), not the server's API; check the address: {excerpt!r}", engine_id=self.engine_id)
 
     @contextlib.asynccontextmanager
     async def astream_batches(
         self, method: str, path: str, decoder: Any, *, json_body: Any = None,
         params: Optional[Mapping[str, Any]] = None, headers: Optional[Mapping[str, str]] = None,
-        model: Optional[str] = None, timeout: Optional[float] = None,
+        model: Optional[str] = None, timeout: Optional[float] = None, max_tokens: Optional[int] = None,
     ) -> AsyncIterator[AsyncIterator[List[Any]]]:
         """Open a streamed request and yield an async iterator of decoded batches: for each network read,
         the non-empty list ``decoder.feed(bytes)`` returned, and at the end ``decoder.flush()``.
@@ -386,21 +522,44 @@ class HTTPEngine(InferenceEngine):
         :class:`~jarvis_core.errors.StreamError`. When the caller stops at its end marker (``[DONE]``,
         ``done: true``), the rest of the body is read (briefly, boundedly) so the connection goes back to
         the pool; leaving the block closes the response.
-        """
-        async with self.astream_response(
-            method, path, json_body=json_body, params=params, headers=headers, model=model, timeout=timeout
-        ) as response:
-            batches = self._batches(response, decoder, path)
-            try:
-                yield batches
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(_adrain(batches), timeout=min(self.timeout, _DRAIN_SECONDS))
-            finally:
-                await batches.aclose()
 
-    async def _batches(self, response: httpx.Response, decoder: Any, path: str) -> AsyncIterator[List[Any]]:
+        Limits (:attr:`limits`): a line longer than the cap, a reply past the output budget (``max_tokens``
+        tells it what was asked for) or past the total deadline raises
+        :class:`~jarvis_core.errors.LimitExceededError`; each costs one comparison per network read. Every
+        jarvis error leaving the block has the engine's secrets masked (:meth:`scrub`).
+        """
+        limits = self.limits
+        if isinstance(decoder, _TextLines):
+            decoder.max_line = limits.max_line
+            decoder.engine_id = self.engine_id
+        deadline = limits.deadline
+        if deadline is not None:
+            timeout = min(deadline, self.timeout if timeout is None else timeout)
+        try:
+            started = time.monotonic()
+            async with self.astream_response(
+                method, path, json_body=json_body, params=params, headers=headers, model=model, timeout=timeout
+            ) as response:
+                batches = self._batches(response, decoder, path, started, limits.output_budget(max_tokens))
+                try:
+                    yield batches
+                    with contextlib.suppress(Exception):
+                        await asyncio.wait_for(_adrain(batches), timeout=min(self.timeout, _DRAIN_SECONDS))
+                finally:
+                    await batches.aclose()
+        except JarvisError as exc:
+            self.scrub(exc)
+            raise
+
+    async def _batches(
+        self, response: httpx.Response, decoder: Any, path: str, started: float, budget: Optional[int],
+    ) -> AsyncIterator[List[Any]]:
         body = response.aiter_bytes()
         feed = decoder.feed
+        deadline = self.limits.deadline
+        ends = float("inf") if deadline is None else started + deadline
+        budget_left = float("inf") if budget is None else budget
+        clock = time.monotonic
         try:
             while True:
                 try:
@@ -408,7 +567,14 @@ class HTTPEngine(InferenceEngine):
                 except StopAsyncIteration:
                     break
                 except httpx.TransportError as exc:
+                    if clock() > ends:
+                        raise self._past(path, "deadline", deadline) from None
                     raise self.broken(exc, path) from None
+                budget_left -= len(data)
+                if budget_left < 0:
+                    raise self._past(path, "output", budget)
+                if deadline is not None and clock() > ends:
+                    raise self._past(path, "deadline", deadline)
                 out = feed(data)
                 if out:
                     yield out
@@ -417,6 +583,16 @@ class HTTPEngine(InferenceEngine):
                 yield out
         finally:
             await body.aclose()
+
+    def _past(self, path: str, limit: str, value: Any) -> LimitExceededError:
+        if limit == "deadline":
+            what = (f"did not finish within the request deadline of {value:g}s (the deadline setting); the text "
+                    "so far was kept")
+        else:
+            what = (f"sent more than {value} bytes, far more than the max_tokens asked for; stopped reading "
+                    "(the text so far was kept)")
+        return LimitExceededError(f"{self.engine_id}: the reply from {self.base_url}{path} {what}",
+                                  engine_id=self.engine_id, limit=limit)
 
     @contextlib.asynccontextmanager
     async def astream_lines(
@@ -448,7 +624,7 @@ class HTTPEngine(InferenceEngine):
         response = self.send(request)
         try:
             if response.status_code >= 400:
-                response.read()
+                self._read_capped(response, path)
                 self._raise_for_status(response, model=model)
             yield response
         finally:

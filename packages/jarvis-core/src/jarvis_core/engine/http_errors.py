@@ -107,9 +107,13 @@ def classify_http_error(
             f"or lower max_tokens: {excerpt}",
             **kw,
         )
-    if status == 404 or ("model" in low and any(w in low for w in _NOT_FOUND_WORDS)):
+    if "model" in low and (status == 404 or any(w in low for w in _NOT_FOUND_WORDS)):
         name = f" {model!r}" if model else ""
         return ModelNotFoundError(f"{who}: model{name} not found (HTTP {status}): {excerpt}", **kw)
+    if status == 404:  # a wrong base URL or path, not a missing model (that says so in its body)
+        return EngineHTTPError(
+            f"{who}: the server has no such endpoint (HTTP 404); check the server address (host or base URL): "
+            f"{' '.join(excerpt.split())[:200]}", **kw)
     if any(w in low for w in _TOOLS_WORDS):
         return ToolsNotSupportedError(f"{who}: the server does not support tool calling (HTTP {status}): {excerpt}", **kw)
     if any(w in low for w in _FILTER_WORDS) and status < 500:

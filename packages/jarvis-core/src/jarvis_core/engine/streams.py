@@ -12,9 +12,10 @@ import codecs
 import json
 from typing import Any, AsyncIterable, AsyncIterator, Iterable, Iterator, List, Optional, Union
 
-from jarvis_core.errors import StreamError
+from jarvis_core.errors import LimitExceededError, StreamError
 
 __all__ = [
+    "DEFAULT_MAX_LINE",
     "LineByteDecoder",
     "SSEByteDecoder",
     "SSEDecoder",
@@ -110,8 +111,9 @@ def decode_json(text: str, *, engine_id: str = "") -> Any:
     """
     try:
         obj = json.loads(text)
-    except ValueError as exc:
-        raise StreamError(f"{engine_id or 'engine'} sent malformed JSON in its stream: {text[:200]!r}", engine_id=engine_id) from exc
+    except ValueError:
+        raise StreamError(f"{engine_id or 'engine'} sent malformed JSON in its stream: {text[:200]!r}",
+                          engine_id=engine_id) from None
     if isinstance(obj, dict) and (obj.get("error") or obj.get("type") == "error" or obj.get("object") == "error"):
         from jarvis_core.engine.http_errors import error_from_payload
 
@@ -169,7 +171,7 @@ def loads_payload(text: str, *, engine_id: str = "") -> Any:
         obj, end = _scan_once(text, 0)
         if end == len(text):
             return obj
-    except StopIteration:
+    except (StopIteration, ValueError):  # ValueError: a JSONDecodeError inside a malformed payload
         pass
     try:
         return json.loads(text)
@@ -178,16 +180,34 @@ def loads_payload(text: str, *, engine_id: str = "") -> Any:
                           engine_id=engine_id) from None
 
 
+#: The longest line (or SSE event, or non-streamed body) accepted by default, in characters: 16 MiB.
+DEFAULT_MAX_LINE = 16 * 1024 * 1024
+
+
 class _TextLines:
     """Shared part of the byte decoders: incremental UTF-8 (a character split across reads stays whole)
-    and LF / CRLF / CR line endings, also when a CRLF is split across two reads."""
+    and LF / CRLF / CR line endings, also when a CRLF is split across two reads.
 
-    __slots__ = ("_decode", "_pending", "_skip_lf")
+    A line still waiting for its end is kept as a list of pieces, so assembling it is linear however many
+    reads it spans; once it is longer than ``max_line`` characters, :class:`LimitExceededError` is raised.
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("_decode", "_pending", "_pending_len", "_skip_lf", "engine_id", "max_line")
+
+    def __init__(self, *, max_line: int = DEFAULT_MAX_LINE, engine_id: str = "") -> None:
         self._decode = codecs.getincrementaldecoder("utf-8")("replace").decode
-        self._pending = ""
+        self._pending: List[str] = []
+        self._pending_len = 0
         self._skip_lf = False
+        self.max_line = max_line
+        self.engine_id = engine_id
+
+    def too_long(self, what: str = "a line") -> LimitExceededError:
+        """The error for a line or event longer than :attr:`max_line`."""
+        who = self.engine_id or "engine"
+        return LimitExceededError(
+            f"{who}: the server sent {what} longer than {self.max_line} characters; it is not a normal reply "
+            "(raise max_line_bytes in the engine's config if it is)", engine_id=self.engine_id, limit="line")
 
     def _lines(self, data: bytes, final: bool) -> List[str]:
         text = self._decode(data, final)
@@ -198,11 +218,33 @@ class _TextLines:
         if "\r" in text:
             self._skip_lf = text[-1:] == "\r"
             text = text.replace("\r\n", "\n").replace("\r", "\n")
-        if self._pending:
-            text = self._pending + text
         lines = text.split("\n")
-        self._pending = lines.pop()
+        last = lines.pop()
+        pending = self._pending
+        if pending:
+            if not lines:  # still no line end: one more piece, no copying
+                pending.append(last)
+                self._pending_len += len(last)
+                if self._pending_len > self.max_line:
+                    raise self.too_long()
+                return lines
+            pending.append(lines[0])
+            lines[0] = "".join(pending)
+            if len(lines[0]) > self.max_line:
+                raise self.too_long()
+            pending.clear()
+        if last:
+            pending.append(last)
+            self._pending_len = len(last)
+            if self._pending_len > self.max_line:
+                raise self.too_long()
         return lines
+
+    def _take_pending(self) -> str:
+        rest = "".join(self._pending)
+        self._pending.clear()
+        self._pending_len = 0
+        return rest
 
 
 class LineByteDecoder(_TextLines):
@@ -217,7 +259,7 @@ class LineByteDecoder(_TextLines):
     def flush(self) -> List[str]:
         """At the end of the body: the last line, even without its line ending."""
         lines = self._lines(b"", True)
-        rest, self._pending = self._pending, ""
+        rest = self._take_pending()
         return [*lines, rest] if rest else lines
 
 
@@ -230,10 +272,11 @@ class SSEByteDecoder(_TextLines):
     ``id``/``retry`` fields are handled as in :class:`SSEDecoder`.
     """
 
-    __slots__ = ("_event", "_events", "_parts")
+    __slots__ = ("_event", "_events", "_parts", "_parts_len")
 
-    def __init__(self, *, events: bool = False) -> None:
-        super().__init__()
+    def __init__(self, *, events: bool = False, max_line: int = DEFAULT_MAX_LINE, engine_id: str = "") -> None:
+        super().__init__(max_line=max_line, engine_id=engine_id)
+        self._parts_len = 0
         self._parts: List[str] = []
         self._event: Optional[str] = None
         self._events = events
@@ -251,6 +294,12 @@ class SSEByteDecoder(_TextLines):
                 self._event = None
             elif line[:5] == "data:":
                 value = line[5:]
+                if parts:  # a multi-line event: bound its total size too
+                    self._parts_len += len(value)
+                    if self._parts_len > self.max_line:
+                        raise self.too_long("an event")
+                else:
+                    self._parts_len = len(value)
                 parts.append(value[1:] if value[:1] == " " else value)
             elif line[:6] == "event:":
                 value = line[6:]
@@ -261,8 +310,9 @@ class SSEByteDecoder(_TextLines):
         """At the end of the body: the last event, even without its closing blank line."""
         self._skip_lf = False
         out = self.feed(b"", final=True)
-        if self._pending or self._parts:
-            self._pending += "\n\n"
-            out += self.feed(b"")
-        self._pending, self._parts, self._event = "", [], None
+        rest = self._take_pending()
+        if rest or self._parts:
+            out += self.feed(rest.encode() + b"\n\n")
+        self._parts, self._event = [], None
+        self._pending_len = self._parts_len = 0
         return out

@@ -164,6 +164,30 @@ class _LogRing:
             return [line for line, _ in list(self._lines)[-n:]]
 
 
+def _die_with_parent(parent: int) -> Optional[Callable[[], None]]:
+    """A ``preexec_fn`` that makes the server die with jarvis, whatever launched it (Linux).
+
+    The xllamacpp host also watches its parent; a ``llama-server`` binary cannot, and a SIGKILLed jarvis
+    runs no cleanup. ``PR_SET_PDEATHSIG`` has the kernel send SIGTERM when the launching thread ends, and
+    the parent check covers a parent that died before the call.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+    def preexec() -> None:
+        prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return preexec
+
+
 class ServerProcess:
     """One running server. ``start()`` → ``wait_ready()`` → use :attr:`url` → ``stop()``.
 
@@ -204,6 +228,7 @@ class ServerProcess:
             stderr=subprocess.STDOUT,
             start_new_session=True,
             env=env,
+            preexec_fn=_die_with_parent(os.getpid()),
         )
         self._drain = threading.Thread(target=self._drain_output, name=f"llama-server-log-{self._proc.pid}", daemon=True)
         self._drain.start()

@@ -25,7 +25,7 @@ import httpx
 from jarvis_core.errors import ConfigError
 from jarvis_core.events import EventType
 
-from ..server.launch import ServerProcess, ServerSpec, ServerStartError
+from ..server.launch import ServerProcess, ServerSpec, ServerStartError, ServerStartTimeout
 from .liveness import CpuHistory, ProcessCpuReader, judge_stall
 from .state import RequestState, WorkerState
 
@@ -35,6 +35,20 @@ if TYPE_CHECKING:
 __all__ = ["Supervisor", "template_supports_tools"]
 
 log = logging.getLogger(__name__)
+
+
+#: Words of llama.cpp's log that mean the model file itself is unusable (no restart can fix it).
+_LOAD_FAILURE_WORDS = ("invalid magic", "failed to read", "failed to load model", "error loading model",
+                       "unable to load model", "not a gguf", "unknown model architecture")
+
+
+def load_failure(log_tail: str) -> Optional[str]:
+    """The server's own line saying the model file cannot be loaded, or ``None``."""
+    for line in log_tail.splitlines():
+        low = line.lower()
+        if any(word in low for word in _LOAD_FAILURE_WORDS):
+            return " ".join(line.split())[:300]
+    return None
 
 
 class _Stopping(Exception):
@@ -128,6 +142,10 @@ class Supervisor:
             # The xllamacpp host's documented exits 2 (bad arguments) and 3 (xllamacpp missing) cannot be
             # fixed by trying again.
             fatal = not cfg.binary_path and exc.returncode in (2, 3)
+            cause = load_failure(exc.log_tail)
+            if cause is not None and not isinstance(exc, ServerStartTimeout):
+                # A file llama.cpp cannot read (bad magic, truncated, empty) stays unreadable on retry.
+                return "load_failed", f"llama.cpp cannot load the model file {cfg.model_path}\n  {cause}", True
             return "start_failed", str(exc), fatal
         self.cpu.clear()
         self._ready_mono = time.monotonic()

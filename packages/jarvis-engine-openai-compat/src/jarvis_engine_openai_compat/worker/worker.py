@@ -281,6 +281,12 @@ class LlamaCppWorker:
             return self._tool_mode if self._tool_mode is not None else (
                 None if self.config.tool_mode == "auto" else self.config.tool_mode)
 
+    def server_alive(self) -> bool:
+        """Whether the current server process is running now (the state lags a crash until the next tick)."""
+        with self._lock:
+            proc = self._server
+        return proc is not None and proc.is_alive()
+
     @property
     def url(self) -> str:
         """The current server's base URL (changes on every restart). Raises when no server is up."""

@@ -1,0 +1,76 @@
+"""Values that are valid TOML but cannot work are reported by ``jarvis config show`` (file, key, line), and
+an engine missing because ``JARVIS_LOAD_PLUGINS`` left its plugin out says so. Real ``jarvis`` processes."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+from typing import Dict
+
+import pytest
+
+
+def _jarvis(*args: str, env: Dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "jarvis_core.cli.main", *args], capture_output=True, text=True,
+                          env=env, timeout=120)
+
+
+def _env(tmp_path: pathlib.Path, **extra: str) -> Dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JARVIS_", "OLLAMA_", "LLAMACPP_"))}
+    env.update({"JARVIS_HOME": str(tmp_path / "home"), "PYTHONIOENCODING": "utf-8", **extra})
+    return env
+
+
+@pytest.mark.parametrize(("toml", "expected"), [
+    ('[engine]\ndefault = "olama"\n',
+     ":2: engine.default names 'olama', which is not an installed engine; installed: cloud, embedded"),
+    ('[engine.ollama]\nhost = "http://[::1"\n',
+     ":2: engine.ollama.host: invalid address 'http://[::1': unbalanced '['"),
+    ('[engine.llamacpp]\nhost = "http://127.0.0.1:99999"\n',
+     ":2: engine.llamacpp.host: invalid address 'http://127.0.0.1:99999': port 99999 is not between 1 and 65535"),
+    ('[engine.ollama]\ntimeout = nan\n',
+     ":2: invalid value for 'engine.ollama.timeout': timeout must be a number of seconds greater than 0"),
+    ('[engine.vllm]\ntimeout = -1.0\n',
+     ":2: invalid value for 'engine.vllm.timeout': timeout must be a number of seconds greater than 0"),
+    ('[engine.cloud]\nmax_line_bytes = 0\n',
+     ":2: invalid value for 'engine.cloud.max_line_bytes': max_line_bytes must be a whole number >= 1"),
+])
+def test_config_show_finds_values_that_cannot_work(tmp_path, toml, expected):
+    config = tmp_path / "config.toml"
+    config.write_text(toml, encoding="utf-8")
+    proc = _jarvis("config", "show", env=_env(tmp_path, JARVIS_CONFIG=str(config)))
+    assert proc.returncode == 1
+    assert proc.stderr.startswith(f"jarvis: error: {config}{expected}"), proc.stderr
+    assert "Traceback" not in proc.stderr and "unexpected" not in proc.stderr
+
+
+def test_default_engine_typo_gets_a_suggestion(tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text('[engine]\ndefault = "olama"\n', encoding="utf-8")
+    proc = _jarvis("config", "show", env=_env(tmp_path, JARVIS_CONFIG=str(config)))
+    assert "(did you mean 'ollama'?)" in proc.stderr
+
+
+def test_a_config_with_good_values_still_shows(tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text('[engine]\ndefault = "ollama"\n[engine.ollama]\nhost = "http://[::1]:11434"\ndeadline = 600.0\n',
+                      encoding="utf-8")
+    proc = _jarvis("config", "show", env=_env(tmp_path, JARVIS_CONFIG=str(config)))
+    assert proc.returncode == 0, proc.stderr
+    assert "deadline = 600.0" in proc.stdout
+
+
+def test_an_engine_left_out_by_load_plugins_says_so(tmp_path):
+    proc = _jarvis("ask", "--engine", "ollama", "hi", env=_env(tmp_path, JARVIS_LOAD_PLUGINS=",,,"))
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("jarvis: error: unknown engine 'ollama'; available: none installed; ")
+    assert "installed plugin(s) were left out by JARVIS_LOAD_PLUGINS / JARVIS_DISABLE_PLUGINS: " in proc.stderr
+    assert "engine-ollama" in proc.stderr
+
+
+def test_sigterm_free_commands_still_exit_normally(tmp_path):
+    # The SIGTERM/SIGHUP handlers are installed only while a command runs and change no normal exit.
+    proc = _jarvis("config", "path", env=_env(tmp_path))
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("config.toml")

@@ -1,0 +1,242 @@
+"""Hostile and broken servers, as real loopback servers, against every HTTP engine.
+
+Each test is one failure found when the engines were attacked: the user-facing outcome (error type and
+message) is asserted, with a generous time bound where the failure was a hang or a CPU sink.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any, Callable, Dict, List, Tuple
+
+import pytest
+
+from jarvis_core.errors import (
+    ConfigError,
+    EngineConnectionError,
+    EngineHTTPError,
+    JarvisError,
+    LimitExceededError,
+    ModelNotFoundError,
+    StreamError,
+)
+from jarvis_core.testing import Exchange, ReplayServer
+from jarvis_core.types import Message
+
+MSGS = [Message.user("hi")]
+
+
+def _ollama(url: str, **kw: Any) -> Any:
+    from jarvis_engine_ollama.engine import OllamaEngine
+
+    return OllamaEngine(host=url, timeout=kw.pop("timeout", 5.0), **kw)
+
+
+def _compat(key: str) -> Callable[..., Any]:
+    def make(url: str, **kw: Any) -> Any:
+        from jarvis_engine_openai_compat.engines import LlamaCppEngine, VLLMEngine
+
+        cls = {"llamacpp": LlamaCppEngine, "vllm": VLLMEngine}[key]
+        return cls(host=url, timeout=kw.pop("timeout", 5.0), **kw)
+
+    return make
+
+
+def _cloud(url: str, **kw: Any) -> Any:
+    from jarvis_engine_cloud.engine import CloudEngine
+
+    return CloudEngine(openai_api_key="sk-test-000000000000", openai_base_url=url + "/v1", max_retries=0,
+                       timeout=kw.pop("timeout", 5.0), environ={}, **kw)
+
+
+ENGINES: Dict[str, Callable[..., Any]] = {
+    "ollama": _ollama, "llamacpp": _compat("llamacpp"), "vllm": _compat("vllm"), "cloud": _cloud,
+}
+WHO = {"ollama": "ollama", "llamacpp": "llamacpp", "vllm": "vllm", "cloud": "cloud"}
+MODEL = {"ollama": "m:latest", "llamacpp": "m", "vllm": "m", "cloud": "gpt-x"}
+
+
+def _token(engine: str, text: str) -> str:
+    """One streamed token in the engine's wire format (a whole chunk, with its line ends)."""
+    if engine == "ollama":
+        return json.dumps({"message": {"content": text}, "done": False}) + "\n"
+    return "data: " + json.dumps({"choices": [{"index": 0, "delta": {"content": text}}]}) + "\n\n"
+
+
+def _stream(engine_name: str, engine: Any, max_tokens: int = 16) -> Tuple[List[str], BaseException]:
+    got: List[str] = []
+
+    async def run() -> None:
+        try:
+            async for piece in engine.stream(MSGS, model=MODEL[engine_name], max_tokens=max_tokens):
+                got.append(piece)
+        finally:
+            await engine.aclose()
+
+    with pytest.raises(JarvisError) as info:
+        asyncio.run(run())
+    return got, info.value
+
+
+@pytest.fixture(autouse=True)
+def _no_env(monkeypatch):
+    for var in ("OLLAMA_HOST", "LLAMACPP_HOST", "VLLM_HOST", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.mark.parametrize("name", ["llamacpp", "vllm", "cloud"])
+def test_truncated_sse_payload_is_a_typed_stream_error(name):
+    with ReplayServer([Exchange("*", None, raw=['data: {"choices":[{"index":0,"delta":{"content":"Hel',
+                                                "\n\n"])]) as server:
+        _, err = _stream(name, ENGINES[name](server.url))
+    assert isinstance(err, StreamError)
+    assert str(err).startswith(f"{WHO[name]}") and "malformed JSON" in str(err)
+    assert err.__cause__ is None and err.__suppress_context__, "the JSONDecodeError (holding the line) is dropped"
+
+
+@pytest.mark.parametrize("name", sorted(ENGINES))
+def test_a_line_without_end_is_cut_at_the_cap_in_linear_time(name):
+    # 8 MiB in 4 KiB pieces and no newline, against a 1 MiB cap: it used to cost quadratic CPU and
+    # unbounded memory; now it stops once the cap is passed.
+    piece = "x" * 4096
+    with ReplayServer([Exchange("*", None, raw=[piece] * 2048)]) as server:
+        started = time.monotonic()
+        _, err = _stream(name, ENGINES[name](server.url, max_line_bytes=1024 * 1024))
+        elapsed = time.monotonic() - started
+    assert isinstance(err, LimitExceededError) and err.limit == "line"
+    assert "longer than 1048576 characters" in str(err)
+    assert elapsed < 20, "a generous guard: the quadratic version took minutes at this size"
+
+
+@pytest.mark.parametrize("name", sorted(ENGINES))
+def test_a_non_streamed_body_past_the_cap_is_refused(name):
+    with ReplayServer([Exchange("*", None, raw="x" * (300 * 1024))]) as server:
+        engine = ENGINES[name](server.url, max_line_bytes=100 * 1024)
+        with pytest.raises(LimitExceededError, match="is longer than 102400 bytes"):
+            engine.generate(MSGS, model=MODEL[name], max_tokens=8)
+
+
+@pytest.mark.parametrize("name", sorted(ENGINES))
+@pytest.mark.parametrize("url", ["http://127.0.0.1:99999", "http://127.0.0.1:70000"])
+def test_out_of_range_port_is_a_config_error(name, url):
+    with pytest.raises(ConfigError, match=r"port .*(between 1 and 65535|from 0 to 65535)"):
+        engine = ENGINES[name](url)
+        engine.generate(MSGS, model=MODEL[name], max_tokens=8)
+
+
+def test_an_exception_group_from_the_socket_layer_is_a_connection_error():
+    # Past the URL check (a test transport raising what anyio raises): the streamed path names the
+    # engine and the address instead of escaping as "unexpected ExceptionGroup".
+    import builtins
+
+    import httpx
+
+    from jarvis_engine_openai_compat.engines import LlamaCppEngine
+
+    group = getattr(builtins, "ExceptionGroup", None)
+    if group is None:
+        group = pytest.importorskip("exceptiongroup").ExceptionGroup
+
+    class Boom(httpx.AsyncBaseTransport):
+        async def handle_async_request(self, request):
+            raise group("unhandled errors in a TaskGroup", [OverflowError("port must be 0-65535")])
+
+    engine = LlamaCppEngine(host="http://127.0.0.1:8080", async_transport=Boom())
+    _, err = _stream("llamacpp", engine)
+    assert isinstance(err, EngineConnectionError)
+    assert "cannot reach http://127.0.0.1:8080/v1/chat/completions (OverflowError" in str(err)
+
+
+@pytest.mark.parametrize("name", ["llamacpp", "vllm", "cloud"])
+def test_404_with_html_is_a_wrong_address_not_a_missing_model(name):
+    page = "<html><head><title>404 Not Found</title></head><body>nginx</body></html>"
+    with ReplayServer([Exchange("*", None, status=404, raw=page, headers={"content-type": "text/html"})]) as server:
+        engine = ENGINES[name](server.url)
+        with pytest.raises(EngineHTTPError) as info:
+            engine.generate(MSGS, model=MODEL[name], max_tokens=8)
+    assert not isinstance(info.value, ModelNotFoundError)
+    assert "no such endpoint (HTTP 404); check the server address" in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["llamacpp", "vllm", "cloud"])
+def test_404_that_names_the_model_is_still_model_not_found(name):
+    body = {"error": {"message": "The model `m` does not exist", "code": 404}}
+    with ReplayServer([Exchange("*", None, status=404, json=body)]) as server:
+        with pytest.raises(ModelNotFoundError):
+            ENGINES[name](server.url).generate(MSGS, model=MODEL[name], max_tokens=8)
+
+
+@pytest.mark.parametrize("name", sorted(ENGINES))
+def test_a_200_web_page_on_a_stream_says_so(name):
+    page = "<html><body><h1>Welcome to nginx!</h1></body></html>"
+    with ReplayServer([Exchange("*", None, raw=page, headers={"content-type": "text/html"})]) as server:
+        _, err = _stream(name, ENGINES[name](server.url))
+    assert isinstance(err, StreamError)
+    assert "answered with a web page (HTTP 200, text/html), not the server's API; check the address" in str(err)
+
+
+def test_ollama_refuses_an_empty_object_as_an_answer():
+    with ReplayServer([Exchange("POST", "/api/chat", json={})]) as server:
+        with pytest.raises(StreamError, match="not a chat reply"):
+            _ollama(server.url).generate(MSGS, model="m:latest")
+
+
+@pytest.mark.parametrize("name", sorted(ENGINES))
+def test_nan_temperature_never_reaches_the_server(name):
+    with ReplayServer([Exchange("*", None, json={})]) as server:
+        with pytest.raises(ConfigError, match="not finite"):
+            ENGINES[name](server.url).generate(MSGS, model=MODEL[name], temperature=float("nan"), max_tokens=8)
+        assert server.requests == []
+
+
+@pytest.mark.parametrize("name", sorted(ENGINES))
+@pytest.mark.parametrize("timeout", [float("nan"), -1.0, 0])
+def test_bad_timeouts_are_config_errors(name, timeout):
+    with pytest.raises(ConfigError, match="timeout must be a number of seconds greater than 0"):
+        ENGINES[name]("http://127.0.0.1:9", timeout=timeout)
+
+
+@pytest.mark.parametrize("name", sorted(ENGINES))
+def test_keep_alive_drip_is_cut_by_the_deadline(name):
+    # A comment / blank line every 0.2 s and never a token: the read timeout never fires; the deadline does.
+    drip = ":\n\n" if name != "ollama" else "\n"
+    first = _token(name, "partial")
+    with ReplayServer([Exchange("*", None, raw=[first] + [drip] * 200, delay=0.2)]) as server:
+        started = time.monotonic()
+        got, err = _stream(name, ENGINES[name](server.url, deadline=1.5))
+        elapsed = time.monotonic() - started
+    assert isinstance(err, LimitExceededError) and err.limit == "deadline"
+    assert "did not finish within the request deadline of 1.5s" in str(err)
+    assert got == ["partial"], "the text before the deadline was delivered"
+    assert elapsed < 10
+
+
+@pytest.mark.parametrize("name", sorted(ENGINES))
+def test_endless_stream_stops_past_what_max_tokens_asked_for(name):
+    chunk = _token(name, "y" * 200) * 20  # about 5 KB a chunk, forever (well: 2,000 chunks)
+    with ReplayServer([Exchange("*", None, raw=[chunk] * 2000)]) as server:
+        got, err = _stream(name, ENGINES[name](server.url), max_tokens=4)
+    assert isinstance(err, LimitExceededError) and err.limit == "output"
+    assert "far more than the max_tokens asked for" in str(err)
+    assert got and len("".join(got)) < 2 * 1024 * 1024, "the partial text came through, and it was bounded"
+
+
+@pytest.mark.parametrize("name", sorted(ENGINES))
+def test_max_output_bytes_caps_a_reply(name):
+    chunk = _token(name, "z" * 100) * 10
+    with ReplayServer([Exchange("*", None, raw=[chunk] * 500)]) as server:
+        _, err = _stream(name, ENGINES[name](server.url, max_output_bytes=20_000), max_tokens=100_000)
+    assert isinstance(err, LimitExceededError) and "more than 20000 bytes" in str(err)
+
+
+def test_non_utf8_text_is_sent_as_valid_json_with_a_warning():
+    from jarvis_engine_openai_compat.engines import LlamaCppEngine
+
+    answer = {"choices": [{"index": 0, "message": {"content": "ok"}, "finish_reason": "stop"}]}
+    with ReplayServer([Exchange("*", None, json=answer)]) as server:
+        with pytest.warns(UserWarning, match="replaced by U\\+FFFD"):
+            LlamaCppEngine(host=server.url).generate([Message.user("hello \udcff\udcfe world")], model="m")
+        body = server.requests[0].body
+    assert "\\udc" not in body.decode() and json.loads(body)["messages"][-1]["content"] == "hello \ufffd\ufffd world"

