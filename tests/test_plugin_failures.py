@@ -41,6 +41,11 @@ ENGINE_MODULE = """\
         def run(self, **arguments):
             return "ok"
 
+    from jarvis_core.agents import ToolUsingAgent
+
+    class ToolUser(ToolUsingAgent):
+        agent_id = "tooluser"
+
     class NotAParser:
         pass
 """
@@ -114,6 +119,10 @@ PLUGINS = {
             @hookimpl
             def jarvis_register_tools(register):
                 register("nospec", M + ":NoSpecTool")
+
+            @hookimpl
+            def jarvis_register_agents(register):
+                register("tooluser", M + ":ToolUser")
 
             @hookimpl
             def jarvis_register_parsers(register):
@@ -244,7 +253,7 @@ def test_engine_failures_at_use_time_name_the_plugin(bad_venv, engine, problem):
 
 
 def test_tool_without_spec_names_the_plugin(bad_venv):
-    line = _usetime(bad_venv, "ask", "--engine", "echo", "--tools", "nospec", "hi")
+    line = _usetime(bad_venv, "ask", "--engine", "echo", "--agent", "tooluser", "--tools", "nospec", "hi")
     assert line == f"jarvis: error: tool 'nospec' {USETIME} built 'NoSpecTool', which has no 'spec' " \
                    f"(a jarvis_core.types.ToolSpec describing the tool to the model); {FIX}"
 

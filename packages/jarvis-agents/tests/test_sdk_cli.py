@@ -113,7 +113,7 @@ def test_agents_and_tools_listings(capsys):
         assert main(["tools", "--json"]) == 0
         tools = {t["key"]: t for t in json.loads(capsys.readouterr().out)}
     assert set(tools) == {"calculator", "think", "file_read", "file_write", "llm", "memory_store", "memory_retrieve",
-                          "memory_search"}
+                          "memory_search", "code_interpreter", "shell_exec"}
     assert tools["file_write"]["confirm"] is True and tools["file_read"]["side_effects"] == "read"
     with installed_registry():
         assert main(["tools"]) == 0

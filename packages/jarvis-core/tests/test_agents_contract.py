@@ -137,7 +137,7 @@ def test_create_tool_passes_config_and_the_runtime_objects_it_asks_for(tmp_path)
     assert (tool.root, tool.engine, tool.home) == ("/srv/notes", engine, "/h")  # model/bus not in its signature
     with pytest.raises(ConfigError, match=r"tool 'memo' has no option.* 'colour'; allowed: root"):
         create_tool("memo", config={"root": "/", "colour": 1}, registry=registry())
-    with pytest.raises(InvalidToolError, match=r"tool 'memo' \(from distribution .*\) could not be built"):
+    with pytest.raises(InvalidToolError, match=r"tool 'memo' \(plugin 'acme', .*\) failed to build: TypeError"):
         create_tool("memo", registry=registry())  # root is required
 
 
@@ -146,7 +146,7 @@ def test_create_tool_checks_what_the_factory_returns():
         return object()
 
     reg = registry_with(simple_plugin("acme", tools={"junk": factory}))
-    with pytest.raises(InvalidToolError, match=r"tool 'junk' .*has no spec"):
+    with pytest.raises(InvalidToolError, match=r"tool 'junk' .*built 'object', which has no 'spec'"):
         create_tool("junk", registry=reg)
 
 

@@ -221,11 +221,30 @@ def test_a_long_prefill_that_burns_cpu_is_not_a_stall(make_worker):
     assert worker.status().restart_count == 0
 
 
-def test_bad_model_file_trips_crash_loop_protection(make_worker, tmp_path):
+def test_a_model_file_llama_cpp_cannot_load_gives_up_at_once(make_worker, tmp_path):
+    """Bad magic stays bad magic: retrying would only spend the crash-loop budget."""
     bad = tmp_path / "broken.gguf"
     bad.write_bytes(b"this is not a GGUF file\n" * 100)
     bus = Events()
     worker = make_worker(start=False, bus=bus, model_path=str(bad),
+                         restart=RestartPolicy(backoff_base=0.05, crash_loop_max=3, crash_loop_window=600))
+    with pytest.raises(EngineConnectionError, match=f"cannot load the model file {bad}") as info:
+        worker.start(timeout=HANG_GUARD)
+    assert "invalid magic" in str(info.value)
+    status = worker.status()
+    assert status.state is WorkerState.GAVE_UP and status.restart_count == 0
+    assert bus.types().count(EventType.WORKER_STARTING) == 1
+    with pytest.raises(EngineConnectionError, match="gave_up"):
+        worker.submit(SYSTEM, QUESTION)
+
+
+def test_a_server_that_keeps_dying_trips_crash_loop_protection(make_worker, tmp_path):
+    """A real server binary that exits 1 at every start: a failure a restart might fix, three times over."""
+    binary = tmp_path / "llama-server"
+    binary.write_text("#!/bin/sh\necho 'out of file descriptors' >&2\nexit 1\n", encoding="utf-8")
+    binary.chmod(0o755)
+    bus = Events()
+    worker = make_worker(start=False, bus=bus, binary_path=str(binary),
                          restart=RestartPolicy(backoff_base=0.05, crash_loop_max=3, crash_loop_window=600))
     with pytest.raises(EngineConnectionError) as info:
         worker.start(timeout=HANG_GUARD)
@@ -235,7 +254,7 @@ def test_bad_model_file_trips_crash_loop_protection(make_worker, tmp_path):
     assert not status.active and not status.healthy and not status.restarting
     assert status.restart_count == 2  # three failed starts: the first, then two restarts
     assert "gave up after 3 failures" in status.last_error
-    assert "start_failed" in status.last_error and "exited with code" in status.last_error
+    assert "start_failed" in status.last_error and "exited with code 1" in status.last_error
     assert bus.types().count(EventType.WORKER_STARTING) == 3
     assert EventType.WORKER_GAVE_UP in bus.types()
     with pytest.raises(EngineConnectionError, match="gave_up"):

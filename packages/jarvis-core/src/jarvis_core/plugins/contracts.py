@@ -12,7 +12,9 @@ from __future__ import annotations
 import difflib
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-__all__ = ["CONTRACTS", "built_problem", "contract_problem", "rule_parser_problems"]
+from jarvis_core.errors import PluginError
+
+__all__ = ["CONTRACTS", "built_problem", "contract_problem", "error_type", "rule_parser_problems"]
 
 
 def _parser(target: Any, kind: str) -> Optional[str]:
@@ -24,13 +26,12 @@ def _parser(target: Any, kind: str) -> Optional[str]:
     return f"has no {', '.join(missing)} method (subclass jarvis_core.parsers.{base})"
 
 
-_NO_SPEC = "has no 'spec' (a jarvis_core.types.ToolSpec describing the tool to the model)"
-
-
 def _tool(target: Any) -> Optional[str]:
     if hasattr(target, "spec") or callable(target):
         return None  # a class or factory: the tool it builds is checked by built_problem
-    return _NO_SPEC
+    from jarvis_core.tools.base import NO_SPEC
+
+    return NO_SPEC
 
 
 def _command(target: Any) -> Optional[str]:
@@ -50,9 +51,21 @@ CONTRACTS: Dict[str, Callable[[Any, Dict[str, Any]], Optional[str]]] = {
 
 def built_problem(kind: str, obj: Any) -> Optional[str]:
     """What is wrong with the object a ``kind`` target built (``None``: nothing)."""
-    if kind == "tool" and not hasattr(obj, "spec"):
-        return f"built {type(obj).__name__!r}, which {_NO_SPEC}"
+    if kind == "tool":
+        from jarvis_core.tools.base import tool_problem
+
+        problem = tool_problem(obj)
+        return None if problem is None else f"built {type(obj).__name__!r}, which {problem}"
     return None
+
+
+def error_type(kind: str) -> "type[PluginError]":
+    """The :class:`PluginError` subclass that reports a broken ``kind`` target."""
+    if kind == "tool":
+        from jarvis_core.tools.base import InvalidToolError
+
+        return InvalidToolError
+    return PluginError
 
 
 def rule_parser_problems(

@@ -127,11 +127,15 @@ class Registration:
         )
 
     def error(self, problem: str, cause: Optional[BaseException] = None) -> PluginError:
-        """A :class:`PluginError` blaming this registration's plugin for ``problem``."""
+        """A :class:`PluginError` blaming this registration's plugin for ``problem`` (for a tool, its
+        subclass :class:`~jarvis_core.tools.InvalidToolError`)."""
+        from jarvis_core.plugins.contracts import error_type
+
         text = f"{self.describe()} {problem}"
         if cause is not None:
             text += f": {type(cause).__name__}: {cause}"
-        return PluginError(f"{text}; report it to the plugin's authors, or disable it with JARVIS_DISABLE_PLUGINS={self.plugin}")
+        return error_type(self.kind)(
+            f"{text}; report it to the plugin's authors, or disable it with JARVIS_DISABLE_PLUGINS={self.plugin}")
 
     def load(self) -> Any:
         """Import and return the target (cached). A target that does not import, or is not what its kind
@@ -170,14 +174,14 @@ class Registration:
             raise self.error(problem)
         return built
 
-    def instance(self) -> Any:
-        """The object this registration stands for: a class or factory is called with no arguments (through
+    def instance(self, **kwargs: Any) -> Any:
+        """The object this registration stands for: a class or factory is called with ``kwargs`` (through
         :meth:`build`), an instance is used as it is (and checked like a built one)."""
         from jarvis_core.plugins.contracts import built_problem
 
         target = self.load()
         if isinstance(target, type) or (callable(target) and not hasattr(target, "run")):
-            return self.build()
+            return self.build(**kwargs)
         problem = built_problem(self.kind, target)
         if problem:
             raise self.error(problem)

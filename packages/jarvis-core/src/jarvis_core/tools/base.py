@@ -86,18 +86,29 @@ def has_async_run(tool: Any) -> bool:
     return inspect.iscoroutinefunction(getattr(tool, "arun", None))
 
 
-def check_tool(tool: Any, *, key: Optional[str] = None, distribution: Optional[str] = None) -> Any:
-    """Return ``tool`` when it honours the contract; raise :class:`InvalidToolError` otherwise."""
-    where = f"tool {key!r}" if key else f"tool object {type(tool).__name__}"
-    if distribution:
-        where += f" (from distribution {distribution!r})"
-    spec = getattr(tool, "spec", None)
-    if not isinstance(spec, ToolSpec):
-        raise InvalidToolError(f"{where} has no spec: set `spec` to a jarvis_core.types.ToolSpec")
+#: The problem of an object without a usable ``spec``, worded for "<tool> has no 'spec' …" messages.
+NO_SPEC = "has no 'spec' (a jarvis_core.types.ToolSpec describing the tool to the model)"
+
+
+def tool_problem(tool: Any) -> Optional[str]:
+    """What keeps ``tool`` from honouring the contract, worded to follow its name; ``None`` if nothing."""
+    if not isinstance(getattr(tool, "spec", None), ToolSpec):
+        return NO_SPEC
     if not (has_sync_run(tool) or has_async_run(tool)):
-        raise InvalidToolError(f"{where} has neither run(**arguments) nor async arun(**arguments)")
+        return "has neither run(**arguments) nor async arun(**arguments)"
     try:
         policy_of(tool)
     except TypeError as exc:
-        raise InvalidToolError(f"{where}: {exc}") from None
-    return tool
+        return f"has a bad policy: {exc}"
+    return None
+
+
+def check_tool(tool: Any, *, key: Optional[str] = None, distribution: Optional[str] = None) -> Any:
+    """Return ``tool`` when it honours the contract; raise :class:`InvalidToolError` otherwise."""
+    problem = tool_problem(tool)
+    if problem is None:
+        return tool
+    where = f"tool {key!r}" if key else f"tool object {type(tool).__name__}"
+    if distribution:
+        where += f" (from distribution {distribution!r})"
+    raise InvalidToolError(f"{where} {problem}")

@@ -6,7 +6,6 @@ import inspect
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Union
 
 from jarvis_core.errors import ConfigError
-from jarvis_core.tools.base import InvalidToolError, check_tool
 
 if TYPE_CHECKING:
     from jarvis_core.config.schema import JarvisConfig
@@ -59,8 +58,8 @@ def create_tool(
     target does not accept is a :class:`~jarvis_core.errors.ConfigError` naming it.
 
     :raises UnknownNameError: no tool of that name (the message lists the installed ones).
-    :raises InvalidToolError: the result has no ``spec`` or neither ``run`` nor ``arun``; the message names
-        the key and the distribution.
+    :raises InvalidToolError: the target failed to build, or what it built has no ``spec`` or neither
+        ``run`` nor ``arun``; the message names the key, the plugin and its distribution.
     """
     if registry is None:
         from jarvis_core.plugins.registry import get_registry
@@ -77,12 +76,4 @@ def create_tool(
             raise ConfigError(f"tool {key!r} has no option(s) {', '.join(map(repr, unknown))}; allowed: {allowed}",
                               key=f"tools.{key}.{unknown[0]}")
     extra = {k: v for k, v in runtime.items() if v is not None and (accepted is None or k in accepted)}
-    if callable(target):
-        try:
-            tool = target(**options, **extra)
-        except TypeError as exc:
-            raise InvalidToolError(
-                f"tool {key!r} (from distribution {reg.distribution!r}) could not be built: {exc}") from None
-    else:
-        tool = target
-    return check_tool(tool, key=key, distribution=reg.distribution)
+    return reg.instance(**options, **extra)
