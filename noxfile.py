@@ -3,6 +3,7 @@
     nox -s tests          every package installed (not editable) into one venv; all suites
     nox -s ask -- "…"     the main job: ``jarvis ask`` on the embedded default (SmolLM2 via llama.cpp)
     nox -s lint           ruff
+    nox -s typecheck      mypy over every package and example (config: [tool.mypy] in pyproject.toml)
     nox -s bench          the benchmarks under benchmarks/
 """
 
@@ -14,9 +15,10 @@ import nox
 
 ROOT = pathlib.Path(__file__).parent
 PACKAGES = sorted(str(p) for p in (ROOT / "packages").iterdir() if (p / "pyproject.toml").exists())
+EXAMPLES = sorted(str(p) for p in (ROOT / "examples").iterdir() if (p / "pyproject.toml").exists())
 TEST_DIRS = [str(p / "tests") for p in map(pathlib.Path, PACKAGES) if (p / "tests").is_dir()] + ["tests"]
 
-nox.options.sessions = ["lint", "tests"]
+nox.options.sessions = ["lint", "typecheck", "tests"]
 nox.options.default_venv_backend = "venv"
 
 
@@ -46,6 +48,19 @@ def lint(session: nox.Session) -> None:
     """ruff over the whole tree."""
     session.install("ruff>=0.6")
     session.run("ruff", "check", ".")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """mypy at its default strictness over every package and the worked examples.
+
+    The packages are installed for their dependencies' types (pytest for the testing kit); ``tomli`` and
+    ``exceptiongroup`` are the Python 3.10 backports the code imports there (mypy checks as 3.10, the oldest
+    supported version).
+    """
+    session.install(*PACKAGES, *EXAMPLES, "pytest>=8", "mypy>=1.10", "types-psutil", "tomli>=2.0",
+                    "exceptiongroup>=1.2")
+    session.run("mypy")
 
 
 @nox.session

@@ -108,7 +108,7 @@ def test_objects_that_break_the_contract_are_refused_by_name():
     class NoRun(BaseTool):
         spec = ToolSpec("norun")
 
-    with pytest.raises(InvalidToolError, match="has no .spec."):
+    with pytest.raises(InvalidToolError, match=r"has no .spec."):
         check_tool(NoSpec(), key="nospec", distribution="acme-tools")
     with pytest.raises(InvalidToolError, match=r"tool 'norun' \(from distribution 'acme-tools'\) has neither run"):
         check_tool(NoRun(), key="norun", distribution="acme-tools")

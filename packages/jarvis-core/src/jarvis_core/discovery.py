@@ -227,8 +227,8 @@ def probe_engines(
     out: List[Tuple[EngineStatus, Optional[InferenceEngine]]] = []
     for key in keys:
         status = statuses[key]
-        engine = engines.get(key)
-        if engine is None:
+        built = engines.get(key)
+        if built is None:
             out.append((status, None))
             continue
         call = calls[key]
@@ -242,7 +242,7 @@ def probe_engines(
             status = attrs.evolve(status, healthy=True)
         else:
             status = attrs.evolve(status, error="not answering" + (f" at {status.host}" if status.host else ""))
-        out.append((status, engine))
+        out.append((status, built))
     return out
 
 

@@ -30,7 +30,7 @@ id, host, status code, model name), never from request headers or keys.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 __all__ = [
     "AuthenticationError",
@@ -109,7 +109,7 @@ class UnknownNameError(PluginError, LookupError):
 class InvalidOptionError(JarvisError, ValueError):
     """An option an engine does not allow (options are allow-listed per engine)."""
 
-    def __init__(self, engine_id: str, names: Sequence[str], allowed: Sequence[str]) -> None:
+    def __init__(self, engine_id: str, names: Iterable[str], allowed: Iterable[str]) -> None:
         self.engine_id = engine_id
         self.names = tuple(names)
         self.allowed = tuple(sorted(allowed))

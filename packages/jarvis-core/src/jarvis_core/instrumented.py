@@ -75,12 +75,12 @@ class InstrumentedEngine(InferenceEngine):
         self.bus = bus if bus is not None else default_bus()
 
     # -- identity, forwarded ------------------------------------------------------------------------
-    @property  # type: ignore[override]
-    def engine_id(self) -> str:
+    @property
+    def engine_id(self) -> str:  # type: ignore[override]  # read-only here: it is the wrapped engine's
         return self.engine.engine_id
 
-    @property  # type: ignore[override]
-    def allowed_options(self) -> FrozenSet[str]:
+    @property
+    def allowed_options(self) -> FrozenSet[str]:  # type: ignore[override]
         return self.engine.allowed_options
 
     def __getattr__(self, name: str) -> Any:

@@ -26,7 +26,7 @@ import os
 from typing import (
     TYPE_CHECKING,
     Any,
-    AsyncIterator,
+    AsyncGenerator,
     Callable,
     Dict,
     Iterator,
@@ -324,7 +324,7 @@ class Jarvis:
         on_event: Optional[Callable[[Any], None]] = None,
         prompt_provider: Optional[str] = None,
         **options: Any,
-    ) -> AsyncIterator[str]:
+    ) -> AsyncGenerator[str, None]:
         """Yield the answer text as it arrives.
 
         Through an agent the text is the run's answer text as the model writes it; every other agent event
@@ -437,7 +437,7 @@ class Jarvis:
     def ask_stream_sync(self, prompt: Prompt, **kwargs: Any) -> Iterator[str]:
         """:meth:`ask_stream` for synchronous code. One private event loop serves every call, so the engine's
         connection pool is reused; Ctrl-C (or leaving the loop early) cancels the request."""
-        agen = self.ask_stream(prompt, **kwargs).__aiter__()
+        agen = self.ask_stream(prompt, **kwargs)
 
         async def next_piece() -> str:
             return await agen.__anext__()

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import enum
 import json
-from typing import Any, Mapping, Optional, Sequence, Tuple, TypeVar, Union
+from typing import Any, Iterable, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
 import attrs
 import cattrs
 
 __all__ = [
+    "as_tuple",
     "FINISH_REASONS",
     "STOP_REASONS",
     "AgentContext",
@@ -124,7 +125,8 @@ def _role(value: Union[Role, str]) -> Role:
     return value if isinstance(value, Role) else Role(value)
 
 
-def _tuple(value: Optional[Sequence[Any]]) -> Tuple[Any, ...]:
+def as_tuple(value: Optional[Iterable[Any]]) -> Tuple[Any, ...]:
+    """attrs converter: any iterable (or ``None``) as a tuple, so frozen values hold no mutable sequence."""
     return tuple(value) if value else ()
 
 
@@ -134,7 +136,7 @@ class Message:
 
     role: Role = attrs.field(converter=_role)
     content: Optional[str] = None
-    tool_calls: Tuple[ToolCall, ...] = attrs.field(default=(), converter=_tuple)
+    tool_calls: Tuple[ToolCall, ...] = attrs.field(default=(), converter=as_tuple)
     tool_call_id: Optional[str] = None
     name: Optional[str] = None
     reasoning: Optional[str] = None
@@ -187,7 +189,7 @@ class Completion:
 
     content: Optional[str] = None
     reasoning: Optional[str] = None
-    tool_calls: Tuple[ToolCall, ...] = attrs.field(default=(), converter=_tuple)
+    tool_calls: Tuple[ToolCall, ...] = attrs.field(default=(), converter=as_tuple)
     usage: Usage = attrs.field(factory=Usage)
     model: str = ""
     finish_reason: str = attrs.field(default="stop", converter=_finish)
@@ -223,7 +225,7 @@ class StreamChunk:
 
     content: Optional[str] = None
     reasoning: Optional[str] = None
-    tool_calls: Tuple[ToolCall, ...] = attrs.field(default=(), converter=_tuple)
+    tool_calls: Tuple[ToolCall, ...] = attrs.field(default=(), converter=as_tuple)
     finish_reason: Optional[str] = None
     usage: Optional[Usage] = None
     metadata: Mapping[str, Any] = attrs.field(factory=dict)
@@ -274,8 +276,8 @@ class ToolResult:
 class AgentContext:
     """What an agent gets besides its input: prior conversation, tools it may use, free-form metadata."""
 
-    messages: Tuple[Message, ...] = attrs.field(default=(), converter=_tuple)
-    tools: Tuple[ToolSpec, ...] = attrs.field(default=(), converter=_tuple)
+    messages: Tuple[Message, ...] = attrs.field(default=(), converter=as_tuple)
+    tools: Tuple[ToolSpec, ...] = attrs.field(default=(), converter=as_tuple)
     metadata: Mapping[str, Any] = attrs.field(factory=dict)
 
 
@@ -294,8 +296,8 @@ class AgentResult:
     """
 
     content: str
-    messages: Tuple[Message, ...] = attrs.field(default=(), converter=_tuple)
-    tool_results: Tuple[ToolResult, ...] = attrs.field(default=(), converter=_tuple)
+    messages: Tuple[Message, ...] = attrs.field(default=(), converter=as_tuple)
+    tool_results: Tuple[ToolResult, ...] = attrs.field(default=(), converter=as_tuple)
     turns: int = 0
     usage: Usage = attrs.field(factory=Usage)
     metadata: Mapping[str, Any] = attrs.field(factory=dict)

@@ -246,7 +246,8 @@ ERROR_STATUS = {
 
 def stream_error(payload: Mapping[str, Any]) -> EngineError:
     """The typed error for an ``error`` event: classified as if it had come with its HTTP status."""
-    err = payload.get("error") if isinstance(payload.get("error"), Mapping) else {}
+    raw = payload.get("error")
+    err: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
     status = ERROR_STATUS.get(str(err.get("type", "")))
     if status is None:
         return StreamError(f"cloud (anthropic) reported an error mid-stream: {str(err.get('message', err))[:300]}",

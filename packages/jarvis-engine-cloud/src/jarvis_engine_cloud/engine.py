@@ -110,7 +110,8 @@ class CloudEngine(InferenceEngine):
             "max_output_bytes": max_output_bytes,
             "max_line_bytes": max_line_bytes,
         }
-        self._extra = {ANTHROPIC: {"anthropic_version": anthropic_version}, OPENAI: {"max_tokens_field": openai_max_tokens_field}}
+        self._extra: Dict[str, Dict[str, Any]] = {
+            ANTHROPIC: {"anthropic_version": anthropic_version}, OPENAI: {"max_tokens_field": openai_max_tokens_field}}
         self._clients: Dict[str, ProviderClient] = {}
         self._lock = threading.Lock()
 

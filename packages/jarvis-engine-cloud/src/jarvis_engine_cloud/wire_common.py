@@ -81,8 +81,8 @@ def openai_tool_choice(value: Any) -> Tuple[str, Optional[str]]:
             raise OptionValueError("tool_choice", f"must be 'auto', 'none', 'required' or a function, not {value!r}")
         return value, None
     if isinstance(value, Mapping):
-        fn = value.get("function") if isinstance(value.get("function"), Mapping) else value
-        name = fn.get("name")
+        fn = value.get("function")
+        name = (fn if isinstance(fn, Mapping) else value).get("name")
         if name:
             return "function", str(name)
     raise OptionValueError("tool_choice", f"{value!r} is not 'auto', 'none', 'required' or {{'function': {{'name': ...}}}}")

@@ -284,14 +284,14 @@ class OllamaEngine(HTTPEngine):
                         chunk = StreamChunk(content, thinking, (), None, None, NO_METADATA)
                     else:
                         continue
-                    if passthrough:
+                    if proc is None:
                         yield chunk
                     else:
                         for out in proc.feed(chunk):
                             yield out
         if final is None:
             raise incomplete_stream()
-        if not passthrough:
+        if proc is not None:
             for out in proc.finish():
                 yield out
 

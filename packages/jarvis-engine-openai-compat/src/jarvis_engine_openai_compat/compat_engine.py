@@ -136,17 +136,18 @@ class OpenAICompatEngine(HTTPEngine):
     # -- errors -------------------------------------------------------------------------------------
     def classify_error(self, response: httpx.Response, body: Any, *, model: Optional[str] = None) -> EngineError:
         err = super().classify_error(response, body, model=model)
-        if type(err) in (BadRequestError, EngineHTTPError) and 400 <= response.status_code < 500:
+        if isinstance(err, EngineHTTPError) and type(err) in (BadRequestError, EngineHTTPError) and 400 <= response.status_code < 500:
             text = json.dumps(body).lower() if not isinstance(body, str) else body.lower()
-            kw = {"engine_id": self.engine_id, "status_code": err.status_code, "body": err.body}
+            status, excerpt = err.status_code, err.body
             if any(w in text for w in _EXTRA_CONTEXT_WORDS):
                 return ContextLengthError(
-                    f"{self.engine_id}: the prompt does not fit the model's context (HTTP {err.status_code}); "
-                    f"shorten the conversation or lower max_tokens: {err.body}", **kw)
+                    f"{self.engine_id}: the prompt does not fit the model's context (HTTP {status}); "
+                    f"shorten the conversation or lower max_tokens: {excerpt}",
+                    engine_id=self.engine_id, status_code=status, body=excerpt)
             if any(w in text for w in _EXTRA_TOOLS_WORDS):
                 return ToolsNotSupportedError(
-                    f"{self.engine_id}: the server does not support tool calling (HTTP {err.status_code}): {err.body}",
-                    **kw)
+                    f"{self.engine_id}: the server does not support tool calling (HTTP {status}): {excerpt}",
+                    engine_id=self.engine_id, status_code=status, body=excerpt)
         return err
 
     # -- request building -----------------------------------------------------------------------------
@@ -386,7 +387,7 @@ class OpenAICompatEngine(HTTPEngine):
                             buffered.append(chunk.content)
                         if chunk.reasoning and not text_only:
                             yield StreamChunk(reasoning=chunk.reasoning)
-                    else:
+                    elif proc is not None:
                         for out in proc.feed(chunk):
                             if not text_only:
                                 yield out

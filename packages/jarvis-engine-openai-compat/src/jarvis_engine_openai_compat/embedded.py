@@ -21,7 +21,7 @@ import os
 import sys
 import threading
 import time
-from typing import Any, AsyncIterator, Callable, ClassVar, FrozenSet, List, Optional, Sequence, TextIO, Union
+from typing import Any, AsyncIterator, Callable, ClassVar, Dict, FrozenSet, List, Optional, Sequence, TextIO, Union
 
 from jarvis_core.engine.base import InferenceEngine, ToolLike
 from jarvis_core.errors import ConfigError, EngineConnectionError, EngineError, StreamError
@@ -78,7 +78,7 @@ class EmbeddedEngine(InferenceEngine):
         self._label = _label_for(model_path)
         # The model path is resolved on first use, so building the engine (config, discovery) stays cheap.
         self._model_path = model_path
-        self._settings = dict(binary_path=binary_path, slots=slots, ctx_per_slot=ctx_per_slot, threads=threads,
+        self._settings: Dict[str, Any] = dict(binary_path=binary_path, slots=slots, ctx_per_slot=ctx_per_slot, threads=threads,
                               max_tokens=max_tokens, startup_timeout=startup_timeout)
         # Bad values are config errors now, not on the first request (the path itself is checked at start).
         WorkerConfig(model_path=model_path or "", alias=self.alias, **self._settings)
@@ -109,7 +109,7 @@ class EmbeddedEngine(InferenceEngine):
         if callable(sink):
             sink(message)
             return
-        stream = sink if sink is not None else sys.stderr
+        stream = sys.stderr if sink is None or sink is True else sink
         try:
             stream.write(message + "\n")
         except UnicodeEncodeError:

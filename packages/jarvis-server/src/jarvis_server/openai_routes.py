@@ -60,7 +60,7 @@ async def read_json(request: Request) -> Any:
 
 
 def _state(request: Request) -> ServerState:
-    return request.app.state.jarvis  # type: ignore[no-any-return]
+    return request.app.state.jarvis
 
 
 def _engine_kwargs(state: ServerState, req: ChatRequest) -> Dict[str, Any]:

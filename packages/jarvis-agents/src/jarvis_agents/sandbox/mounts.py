@@ -17,6 +17,7 @@ from typing import Iterable, Sequence, Tuple
 import attrs
 
 from jarvis_agents.sandbox.errors import MountRefusedError
+from jarvis_core.types import as_tuple
 
 __all__ = ["DEFAULT_BLOCKED_PATTERNS", "Mount", "MountPolicy"]
 
@@ -51,8 +52,8 @@ class MountPolicy:
     ``blocked_patterns``: shell-style patterns matched, case-insensitively, against every component of the
     resolved path and every name inside a mounted directory."""
 
-    allowed_roots: Tuple[str, ...] = attrs.field(default=(), converter=tuple)
-    blocked_patterns: Tuple[str, ...] = attrs.field(default=DEFAULT_BLOCKED_PATTERNS, converter=tuple)
+    allowed_roots: Tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
+    blocked_patterns: Tuple[str, ...] = attrs.field(default=DEFAULT_BLOCKED_PATTERNS, converter=as_tuple)
 
     def check(self, mount: Mount) -> Mount:
         """The mount with its source resolved, or :class:`MountRefusedError` saying why not."""

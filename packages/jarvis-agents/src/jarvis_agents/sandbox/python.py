@@ -170,7 +170,7 @@ def _tasks_of_user(uid: int) -> int:
     """How many tasks (threads included, as the kernel counts for ``RLIMIT_NPROC``) ``uid`` runs now."""
     if os.path.isdir("/proc/self/task"):
         return _tasks_from_proc(uid)
-    import psutil  # type: ignore[import-untyped]  # no stubs installed; used for one documented call
+    import psutil
 
     count = 0
     for proc in psutil.process_iter(["uids", "num_threads"]):

@@ -99,7 +99,7 @@ def _div(a: Number, b: Number, kind: str) -> Number:
 
 def _mul(a: Number, b: Number) -> Number:
     _check(_size(a) + _size(b), "the product")
-    return _exact(a * b)  # type: ignore[operator]  # int/Fraction/float mix: Python picks the wider type
+    return _exact(a * b)
 
 
 def _sum_bits(a: Number, b: Number) -> int:
@@ -110,12 +110,12 @@ def _sum_bits(a: Number, b: Number) -> int:
 
 def _add(a: Number, b: Number) -> Number:
     _check(_sum_bits(a, b), "the sum")
-    return _exact(a + b)  # type: ignore[operator]
+    return _exact(a + b)
 
 
 def _sub(a: Number, b: Number) -> Number:
     _check(_sum_bits(a, b), "the difference")
-    return _exact(a - b)  # type: ignore[operator]
+    return _exact(a - b)
 
 
 _BINARY: Dict[type, Callable[[Number, Number], Number]] = {
@@ -144,10 +144,10 @@ def _sqrt(x: Number) -> Number:
 def _log(x: Number, base: Number | None = None) -> Number:
     if x <= 0 or (base is not None and (base <= 0 or base == 1)):
         raise CalculatorError("log needs a positive number (and a positive base other than 1)")
-    exact = {2: math.log2, 10: math.log10}.get(base) if isinstance(base, int) else None  # type: ignore[call-overload]
+    exact = {2: math.log2, 10: math.log10}.get(base) if isinstance(base, int) else None
     if exact is not None:
         return exact(x)  # exact for powers of the base: log10(1000) is 3, not 2.9999999999999996
-    return math.log(x) if base is None else math.log(x, base)  # type: ignore[arg-type]
+    return math.log(x) if base is None else math.log(x, base)
 
 
 def _round(x: Number, ndigits: Number | None = None) -> Number:

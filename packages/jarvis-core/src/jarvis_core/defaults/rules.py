@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import attrs
 
@@ -96,7 +96,7 @@ def _build(pattern: Any, fields: Mapping[str, Any], *, where: str) -> Tuple[Opti
             if bad:
                 problems.append(f"{where}: {bad}")
                 sampling.pop(key)
-    parsers = {}
+    parsers: Dict[str, Optional[str]] = {}
     for key in ("tool_parser", "reasoning_parser"):
         value = fields.get(key)
         if value is not None and (not isinstance(value, str) or not value.strip()):
@@ -112,7 +112,8 @@ def _build(pattern: Any, fields: Mapping[str, Any], *, where: str) -> Tuple[Opti
         backends=_backends(fields.get("backends")),
         sampling=sampling,
         extras=extras,
-        **parsers,
+        tool_parser=parsers.get("tool_parser"),
+        reasoning_parser=parsers.get("reasoning_parser"),
     )
     return rule, problems
 
@@ -145,7 +146,7 @@ def _user_entries(user_rules: Any) -> List[Tuple[str, Mapping[str, Any]]]:
             f"model defaults must be a table of pattern = {{...}} entries, got {type(user_rules).__name__}",
             key="model_defaults",
         )
-    out = []
+    out: List[Tuple[str, Mapping[str, Any]]] = []
     for entry in user_rules:
         fields = dict(entry) if isinstance(entry, Mapping) else _object_fields(entry)
         out.append((fields.pop("pattern", None), fields))

@@ -55,7 +55,7 @@ def create_engine(key: str, **options: Any) -> InferenceEngine:
     from jarvis_core.plugins.registry import get_registry
 
     cls = engine_class(key)
-    params = inspect.signature(cls.__init__).parameters
+    params = inspect.signature(cls).parameters
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
     if "model_defaults" in options and not takes_any and "model_defaults" not in params:
         # User rules are advice for engines that resolve backend defaults; one that does not is told, not broken.

@@ -19,7 +19,19 @@ import ssl
 import sys
 import time
 import warnings
-from typing import Any, AsyncIterator, Dict, Iterator, List, Mapping, Optional, Sequence
+from typing import (
+    Any,
+    AsyncGenerator,
+    AsyncIterator,
+    Dict,
+    Generator,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    cast,
+)
 
 import httpx
 
@@ -133,7 +145,7 @@ async def _adrain(batches: AsyncIterator[Any]) -> None:
             return
 
 
-async def _flatten(batches: AsyncIterator[List[str]]) -> AsyncIterator[str]:
+async def _flatten(batches: AsyncIterator[List[str]]) -> AsyncGenerator[str, None]:
     async for batch in batches:
         for item in batch:
             yield item
@@ -367,8 +379,8 @@ class HTTPEngine(InferenceEngine):
 
     def _unreachable(self, exc: BaseException, request: httpx.Request) -> EngineError:
         """An error from below httpx (a socket refusing the address, an exception group from anyio)."""
-        while _GROUPS and isinstance(exc, _GROUPS) and exc.exceptions:  # type: ignore[attr-defined]
-            exc = exc.exceptions[0]  # type: ignore[attr-defined]
+        while _GROUPS and isinstance(exc, _GROUPS) and exc.exceptions:
+            exc = exc.exceptions[0]
         path = request.extensions.get("jarvis_path", request.url.path)
         return EngineConnectionError(
             f"{self.engine_id}: cannot reach {self.base_url}{path} ({type(exc).__name__}: {exc})",
@@ -553,8 +565,9 @@ class HTTPEngine(InferenceEngine):
 
     async def _batches(
         self, response: httpx.Response, decoder: Any, path: str, started: float, budget: Optional[int],
-    ) -> AsyncIterator[List[Any]]:
-        body = response.aiter_bytes()
+    ) -> AsyncGenerator[List[Any], None]:
+        # httpx types aiter_bytes() as an iterator; it is an async generator, and closing it releases the body.
+        body = cast(AsyncGenerator[bytes, None], response.aiter_bytes())
         feed = decoder.feed
         deadline = self.limits.deadline
         ends = float("inf") if deadline is None else started + deadline
@@ -651,7 +664,7 @@ class HTTPEngine(InferenceEngine):
             finally:
                 lines.close()
 
-    def _guarded_sync_lines(self, response: httpx.Response, path: str) -> Iterator[str]:
+    def _guarded_sync_lines(self, response: httpx.Response, path: str) -> Generator[str, None, None]:
         try:
             yield from response.iter_lines()
         except httpx.TransportError as exc:

@@ -157,7 +157,7 @@ async def aiter_ndjson(lines: AsyncIterable[str], *, engine_id: str = "") -> Asy
 # paths read whole network chunks (``HTTPEngine.astream_batches``) and decode them with these: each
 # ``feed`` takes the bytes of one read and returns everything they completed, as a list.
 
-_scan_once = json.JSONDecoder().scan_once  # the C scanner behind json.loads
+_scan_once = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # the C scanner behind json.loads
 
 
 def loads_payload(text: str, *, engine_id: str = "") -> Any:

@@ -13,7 +13,7 @@ import shutil
 import signal
 import subprocess
 import sys
-from typing import List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 from jarvis_core.hardware.info import GPUInfo, HardwareInfo, group_gpus
 from jarvis_core.hardware.parse import (
@@ -98,7 +98,7 @@ def _cpu_name(plat: str, timeout: float) -> str:
 def _gpus(plat: str, timeout: float) -> Tuple[List[GPUInfo], List[str]]:
     gpus: List[GPUInfo] = []
     notes: List[str] = []
-    probes = []
+    probes: List[Tuple[Sequence[str], Callable[[str], List[GPUInfo]]]] = []
     if plat == "darwin":
         probes.append((SYSTEM_PROFILER_QUERY, parse_system_profiler))
     else:

@@ -16,10 +16,13 @@ the section.
 
 from __future__ import annotations
 
-from typing import List
+from typing import TYPE_CHECKING, List
 
 from jarvis_core.parsers.base import Diagnostic, ParsedDelta, normalize_arguments
 from jarvis_core.parsers.modes import PrefixTailParser, failed
+
+if TYPE_CHECKING:
+    from jarvis_core.types import ToolCall
 
 __all__ = ["DeepSeekV3Parser", "DeepSeekV31Parser"]
 
@@ -58,7 +61,8 @@ class DeepSeekV3Parser(PrefixTailParser):
         end = section.find(END)
         if end != -1:
             section = section[:end]
-        calls, notes = [], []
+        calls: List[ToolCall] = []
+        notes: List[Diagnostic] = []
         pos = section.find(CALL)
         while pos != -1:
             close = section.find(CALL_END, pos)

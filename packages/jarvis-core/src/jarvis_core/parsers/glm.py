@@ -14,11 +14,14 @@ vLLM. A call with no arguments gives ``{}``. Content is the text before the firs
 from __future__ import annotations
 
 import json
-from typing import List
+from typing import TYPE_CHECKING, List
 
 from jarvis_core.parsers.base import Diagnostic, ParsedDelta
 from jarvis_core.parsers.modes import PrefixTailParser, failed
 from jarvis_core.parsers.schema import convert_glm_value
+
+if TYPE_CHECKING:
+    from jarvis_core.types import ToolCall
 
 __all__ = ["GlmParser"]
 
@@ -51,7 +54,8 @@ class GlmParser(PrefixTailParser):
     start_markers = (START,)
 
     def _decide(self, held: str) -> List[ParsedDelta]:
-        calls, notes = [], []
+        calls: List[ToolCall] = []
+        notes: List[Diagnostic] = []
         pos = 0
         while True:
             start = held.find(START, pos)

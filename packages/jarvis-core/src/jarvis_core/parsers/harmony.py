@@ -18,11 +18,14 @@ reasoning first, then tools).
 from __future__ import annotations
 
 import re
-from typing import Any, List, Optional
+from typing import TYPE_CHECKING, Any, List, Optional
 
 from jarvis_core.parsers.base import Diagnostic, ParsedDelta, ReasoningParser, ToolParser, normalize_arguments
 from jarvis_core.parsers.modes import CallBuilder
 from jarvis_core.parsers.scan import MarkerWatcher
+
+if TYPE_CHECKING:
+    from jarvis_core.types import ToolCall
 
 __all__ = ["HarmonyReasoningParser", "HarmonyToolParser"]
 
@@ -185,7 +188,8 @@ class HarmonyToolParser(ToolParser):
 
     def _finish(self) -> List[ParsedDelta]:
         out = self._m.finish()
-        calls, notes = [], list(self._m.notes)
+        calls: List[ToolCall] = []
+        notes: List[Diagnostic] = list(self._m.notes)
         for name, body, complete in self._m.calls:
             args, valid = normalize_arguments(body.strip() or "{}")
             if not valid or not complete:

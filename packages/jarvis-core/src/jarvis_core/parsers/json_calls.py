@@ -16,12 +16,15 @@ JSON array of calls; anything else is content.
 from __future__ import annotations
 
 import json
-from typing import List
+from typing import TYPE_CHECKING, List
 
 from jarvis_core.parsers.base import Diagnostic, ParsedDelta, ToolCallPreview
 from jarvis_core.parsers.jsonblocks import call_from_object, preview_json_call
 from jarvis_core.parsers.modes import LeadingParser, failed
 from jarvis_core.parsers.scan import raw_decode
+
+if TYPE_CHECKING:
+    from jarvis_core.types import ToolCall
 
 __all__ = ["GraniteParser", "Llama3JsonParser"]
 
@@ -50,7 +53,8 @@ class Llama3JsonParser(LeadingParser):
             if tag == -1:
                 return [ParsedDelta(content=held)]
             return failed(held, "no_call", "<|python_tag|> is not followed by a JSON call; output kept as content")
-        calls, notes = [], []
+        calls: List[ToolCall] = []
+        notes: List[Diagnostic] = []
         while pos != -1:
             try:
                 obj, end = raw_decode(held, pos)
@@ -89,7 +93,7 @@ class GraniteParser(LeadingParser):
             return failed(held, "invalid_json", f"tool-call array is not valid JSON ({exc}); kept as content")
         if not isinstance(items, list) or not items:
             return failed(held, "not_a_call_list", "expected a non-empty JSON array of calls; kept as content")
-        calls = []
+        calls: List[ToolCall] = []
         for obj in items:
             parsed = call_from_object(obj)
             if parsed is None:

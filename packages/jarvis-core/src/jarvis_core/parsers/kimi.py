@@ -9,11 +9,14 @@ The ``functions.NAME:IDX`` string is the tool-call id; the name is the part befo
 
 from __future__ import annotations
 
-from typing import List
+from typing import TYPE_CHECKING, List
 
 from jarvis_core.parsers.base import Diagnostic, ParsedDelta, normalize_arguments
 from jarvis_core.parsers.modes import PrefixTailParser, failed
 from jarvis_core.parsers.scan import earliest
+
+if TYPE_CHECKING:
+    from jarvis_core.types import ToolCall
 
 __all__ = ["KimiK2Parser"]
 
@@ -34,7 +37,8 @@ class KimiK2Parser(PrefixTailParser):
         end, _ = earliest(section, ENDS)
         if end != -1:
             section = section[:end]
-        calls, notes = [], []
+        calls: List[ToolCall] = []
+        notes: List[Diagnostic] = []
         pos = section.find(CALL)
         while pos != -1:
             close = section.find(CALL_END, pos)

@@ -12,12 +12,15 @@ is kept as well (it has already been streamed). Tool-call ids are 9 alphanumeric
 
 from __future__ import annotations
 
-from typing import List
+from typing import TYPE_CHECKING, List, Tuple
 
 from jarvis_core.parsers.base import Diagnostic, ParsedDelta, normalize_arguments
 from jarvis_core.parsers.jsonblocks import call_from_object
 from jarvis_core.parsers.modes import PrefixTailParser
 from jarvis_core.parsers.scan import raw_decode
+
+if TYPE_CHECKING:
+    from jarvis_core.types import ToolCall
 
 __all__ = ["MistralParser"]
 
@@ -30,7 +33,7 @@ def _arguments(text: str) -> tuple:
         obj, end = raw_decode(text)
     except ValueError:
         return text, (Diagnostic("invalid_arguments", "arguments are not valid JSON; passed through verbatim"),)
-    notes = ()
+    notes: Tuple[Diagnostic, ...] = ()
     if text[end:].strip():
         notes = (Diagnostic("text_dropped", "text after the arguments was dropped"),)
     return normalize_arguments(obj)[0], notes
@@ -61,7 +64,7 @@ class MistralParser(PrefixTailParser):
             return None
         if not isinstance(items, list) or not items:
             return None
-        calls = []
+        calls: List[ToolCall] = []
         for obj in items:
             parsed = call_from_object(obj)
             if parsed is None:
@@ -71,7 +74,8 @@ class MistralParser(PrefixTailParser):
         return [ParsedDelta(tool_calls=tuple(calls), diagnostics=notes)]
 
     def _v11(self, held: str):
-        calls, notes = [], []
+        calls: List[ToolCall] = []
+        notes: List[Diagnostic] = []
         for segment in held.split(TOKEN)[1:]:
             if ARGS in segment:
                 head, args_text = segment.split(ARGS, 1)

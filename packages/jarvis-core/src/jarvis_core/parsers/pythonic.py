@@ -63,7 +63,7 @@ class PythonicParser(LeadingParser):
     """``pythonic``."""
 
     name = "pythonic"
-    openers = ("[",)
+    openers: Tuple[str, ...] = ("[",)
 
     def _body(self, held: str) -> str:
         return held

@@ -20,11 +20,14 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 
 from jarvis_core.parsers.base import Diagnostic, ParsedDelta, ToolCallPreview
 from jarvis_core.parsers.modes import PrefixTailParser, failed
 from jarvis_core.parsers.schema import convert_qwen_value
+
+if TYPE_CHECKING:
+    from jarvis_core.types import ToolCall
 
 __all__ = ["Qwen3XmlParser"]
 
@@ -90,13 +93,13 @@ def parse_function_body(body: str, props: Optional[Mapping[str, Any]]) -> Tuple[
 
 def split_functions(held: str) -> List[Tuple[str, Optional[str]]]:
     """``(raw name, body)`` for each ``<function=…>`` in ``held``; body None when the tag is unfinished."""
-    starts = []
+    starts: List[int] = []
     pos = held.find(FUNC)
     while pos != -1:
         starts.append(pos)
         pos = held.find(FUNC, pos + len(FUNC))
     ends = _structural(held, FUNC_END, _AFTER_FUNC_END)
-    out = []
+    out: List[Tuple[str, Optional[str]]] = []
     for i, start in enumerate(starts):
         region_end = starts[i + 1] if i + 1 < len(starts) else len(held)
         gt = held.find(">", start + len(FUNC), region_end)
@@ -118,7 +121,8 @@ class Qwen3XmlParser(PrefixTailParser):
     start_markers = ("<tool_call>", FUNC)
 
     def _decide(self, held: str) -> List[ParsedDelta]:
-        calls, notes = [], []
+        calls: List[ToolCall] = []
+        notes: List[Diagnostic] = []
         for raw_name, body in split_functions(held):
             name = raw_name.strip()
             if body is None:

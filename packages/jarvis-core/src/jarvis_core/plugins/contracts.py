@@ -59,7 +59,7 @@ def built_problem(kind: str, obj: Any) -> Optional[str]:
     return None
 
 
-def error_type(kind: str) -> "type[PluginError]":
+def error_type(kind: str) -> type[PluginError]:
     """The :class:`PluginError` subclass that reports a broken ``kind`` target."""
     if kind == "tool":
         from jarvis_core.tools.base import InvalidToolError

@@ -38,10 +38,6 @@ class PromptReply:
     parsed_by_provider: bool
 
 
-def _tuple(value: Any) -> Tuple[Any, ...]:
-    return tuple(value or ())
-
-
 @attrs.frozen
 class PromptSession:
     """One provider with one request's context and tools (immutable; build one per conversation)."""

@@ -231,7 +231,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _read_body(self) -> bytes:
         if self.headers.get("transfer-encoding", "").lower() == "chunked":
-            parts = []
+            parts: List[bytes] = []
             while True:
                 size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
                 if size == 0:

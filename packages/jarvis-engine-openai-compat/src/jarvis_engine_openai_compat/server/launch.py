@@ -26,6 +26,7 @@ from typing import Callable, Deque, List, Optional, Tuple
 import attrs
 
 from jarvis_core.errors import ConfigError, EngineConnectionError
+from jarvis_core.types import as_tuple
 
 __all__ = [
     "MissingModelError",
@@ -88,7 +89,7 @@ class ServerSpec:
     ctx_per_slot: int = attrs.field(default=2048, validator=_positive("ctx_per_slot"))
     threads: Optional[int] = attrs.field(default=None, validator=_positive("threads"))
     alias: Optional[str] = None
-    extra_args: Tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    extra_args: Tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
 
     def command(self, port: int) -> List[str]:
         """The argv that starts this server listening on ``port`` (llama-server flag spelling)."""

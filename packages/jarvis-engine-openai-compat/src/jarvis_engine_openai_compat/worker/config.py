@@ -13,6 +13,7 @@ from typing import Any, Optional, Tuple
 import attrs
 
 from jarvis_core.errors import ConfigError
+from jarvis_core.types import as_tuple
 
 from .loop_detector import LoopDetectorConfig
 
@@ -122,7 +123,7 @@ class WorkerConfig:
     threads: Optional[int] = attrs.field(default=None, validator=_number(1, optional=True, integer=True))
     host: str = "127.0.0.1"
     alias: Optional[str] = None
-    extra_args: Tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    extra_args: Tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
     max_tokens: int = attrs.field(default=1024, validator=_number(1, integer=True))
     temperature: Optional[float] = attrs.field(default=None, validator=_number(0, optional=True))
     timeouts: TimeoutProfile = attrs.field(factory=TimeoutProfile)
@@ -138,7 +139,7 @@ class WorkerConfig:
     keep_finished: int = attrs.field(default=256, validator=_number(1, integer=True))
     timezone: Optional[str] = None
     platform_guidance: Optional[str] = None
-    capability_hints: Tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    capability_hints: Tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
 
     @tool_mode.validator
     def _check_mode(self, _attr: attrs.Attribute, value: str) -> None:

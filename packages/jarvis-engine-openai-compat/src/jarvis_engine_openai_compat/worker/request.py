@@ -110,7 +110,9 @@ class WorkerContext(Protocol):
 
     config: WorkerConfig
     runner: Optional[ToolRunner]
-    tool_mode: Optional[str]
+
+    @property
+    def tool_mode(self) -> Optional[str]: ...
 
     def http_client(self) -> httpx.Client: ...
 

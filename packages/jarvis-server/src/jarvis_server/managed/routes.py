@@ -184,7 +184,7 @@ def managed_routes(service: ManagedAgents) -> List[BaseRoute]:
     def guarded(handler: Any) -> Any:
         async def endpoint(request: Request) -> Response:
             try:
-                return await handler(request)  # type: ignore[no-any-return]
+                return await handler(request)
             except Exception as exc:
                 return error_response(exc)
 
