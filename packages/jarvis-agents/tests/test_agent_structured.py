@@ -93,6 +93,23 @@ def test_cut_off_reply_is_retried_once_then_reported_never_returned():
     assert [e.data["stop_reason"] for e in ends] == ["error"]
 
 
+def test_cut_off_retry_doubles_the_agents_own_max_tokens():
+    # The agent's max_tokens is the first budget; the one retry gets twice that (a retry with the same budget
+    # would be cut off the same way), and a second cut-off is still an error, never the answer.
+    fragment = '{"name": "calculator", "arguments": {"expression": "17*'
+    engine = FakeEngine([Completion(content=fragment, finish_reason="length"),
+                         Completion(content=fragment, finish_reason="length")], allowed_options=OPTIONS)
+    result = agent(engine, max_tokens=100).run("What is 17 * 23?")
+    assert [c.max_tokens for c in engine.calls] == [100, 200]
+    assert result.stop_reason == "error" and result.content == "" and "max_tokens (200)" in result.metadata["error"]
+    # A retry that fits in the doubled budget is used.
+    engine = FakeEngine([Completion(content=fragment, finish_reason="length"), call_json("17*23"), "391"],
+                        allowed_options=OPTIONS)
+    result = agent(engine, max_tokens=100).run("What is 17 * 23?")
+    assert [c.max_tokens for c in engine.calls] == [100, 200, 100]  # the answer turn is back to the setting
+    assert (result.content, result.stop_reason) == ("391", "final")
+
+
 def test_invalid_json_then_valid_json_recovers():
     engine = FakeEngine(["not json", json.dumps({"content": "ok"})], allowed_options=OPTIONS)
     result = agent(engine).run("x")

@@ -7,7 +7,9 @@ A decision turn sends the core's action schema (:mod:`jarvis_core.tools.json_mod
 templates without tool support. Then:
 
 - a reply that does not parse, or is cut off by ``max_tokens`` inside the JSON, is retried once with twice
-  the budget; if it fails again the run ends with ``stop_reason="error"``. The fragment is never the answer.
+  the budget (the agent's ``max_tokens``, else :data:`DEFAULT_DECISION_TOKENS`; that one retry may use twice
+  the user's cap, as the same budget would be cut off the same way); if it fails again the run ends with
+  ``stop_reason="error"``. The fragment is never the answer.
 - after a successful tool call the next turn is an *answer turn* that cannot call tools again: free text
   with no tools and no schema (``answer="free"``, the default), or a schema that only admits
   ``{"content": ...}`` (``answer="constrained"``). A failed call gets another decision turn instead, so the

@@ -156,7 +156,8 @@ class BaseAgent:
         ``run.usage``. ``messages`` defaults to ``run.messages``; with ``record`` the assistant message(s)
         are appended there. ``continue_on_length`` asks a reply cut off by ``max_tokens`` (without tool
         calls) to go on, up to :attr:`max_continuations` times, on the run's own copy of the transcript.
-        ``extra`` are per-call engine options (``stop``, ``response_format``, …) on top of the agent's.
+        ``extra`` are per-call engine options (``stop``, ``response_format``, …) on top of the agent's; a
+        per-call ``max_tokens`` or ``temperature`` wins over the agent's setting for that call.
         """
         sent: List[Message] = list(run.messages if messages is None else messages)
         parts: List[str] = []
@@ -196,11 +197,14 @@ class BaseAgent:
 
     async def _one_call(self, run: AgentRun, messages: Sequence[Message], tools: Optional[Sequence[ToolSpec]],
                         extra: Mapping[str, Any]) -> AsyncIterator[Any]:
-        kwargs: Dict[str, Any] = {**self.options, **extra}
+        # A per-call value beats the agent's setting: a step with its own budget (a structured retry
+        # doubles max_tokens) must not be capped back to the setting it is growing from.
+        kwargs: Dict[str, Any] = dict(self.options)
         if self.temperature is not None:
             kwargs["temperature"] = self.temperature
         if self.max_tokens is not None:
             kwargs["max_tokens"] = self.max_tokens
+        kwargs.update(extra)
         content: List[str] = []
         reasoning: List[str] = []
         calls: List[ToolCall] = []

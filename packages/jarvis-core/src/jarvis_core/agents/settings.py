@@ -2,8 +2,9 @@
 
 For ``temperature``, ``max_tokens``, ``max_turns`` and ``system_prompt`` the value comes from, first to
 last: the constructor argument; the user's ``[agents.<key>]`` table (and, for ``max_turns`` only, the
-older ``[agent] max_turns``); the agent class's ``default_<name>`` attribute; :data:`CORE_DEFAULTS`. A
-class default therefore beats a global default, and the user's config beats the class.
+older ``[agent] max_turns``); the agent class's ``default_<name>`` attribute; :data:`CORE_DEFAULTS`. So
+anything the user configured (``[agent] max_turns`` included) beats the class default, and a class default
+beats only the core default.
 """
 
 from __future__ import annotations
