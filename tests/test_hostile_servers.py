@@ -240,3 +240,92 @@ def test_non_utf8_text_is_sent_as_valid_json_with_a_warning():
             LlamaCppEngine(host=server.url).generate([Message.user("hello \udcff\udcfe world")], model="m")
         body = server.requests[0].body
     assert "\\udc" not in body.decode() and json.loads(body)["messages"][-1]["content"] == "hello \ufffd\ufffd world"
+
+
+def _dripping_body(delay: float = 0.25) -> Exchange:
+    """A non-streamed reply whose body never ends: the start of a JSON object, then a space every ``delay``
+    seconds (the keep-alive whitespace some proxies send), far longer than any test waits."""
+    return Exchange("*", None, raw=['{"choices": ['] + [" "] * 400, delay=delay,
+                    headers={"content-type": "application/json"})
+
+
+@pytest.mark.parametrize("name", sorted(ENGINES))
+def test_a_dripping_non_streamed_body_is_cut_by_the_deadline(name):
+    # The read timeout (5 s) never fires: a byte comes every 0.25 s. The deadline bounds the whole request.
+    with ReplayServer([_dripping_body()]) as server:
+        engine = ENGINES[name](server.url, deadline=1.5)
+        started = time.monotonic()
+        with pytest.raises(LimitExceededError) as info:
+            engine.generate(MSGS, model=MODEL[name], max_tokens=8)
+        elapsed = time.monotonic() - started
+    assert info.value.limit == "deadline"
+    assert "did not finish within the request deadline of 1.5s (the deadline setting)" in str(info.value)
+    assert "text so far" not in str(info.value), "a non-streamed reply has no partial text to keep"
+    assert 1.4 < elapsed < 6, elapsed
+
+
+def test_a_dripping_body_is_cut_by_the_deadline_on_the_async_path():
+    from jarvis_engine_openai_compat.engines import LlamaCppEngine
+
+    async def run(engine: Any) -> Any:
+        try:
+            return await engine.arequest_json("POST", "/v1/chat/completions", json_body={"messages": []})
+        finally:
+            await engine.aclose()
+
+    with ReplayServer([_dripping_body()]) as server:
+        started = time.monotonic()
+        with pytest.raises(LimitExceededError, match=r"request deadline of 1\.5s") as info:
+            asyncio.run(run(LlamaCppEngine(host=server.url, timeout=5.0, deadline=1.5)))
+        elapsed = time.monotonic() - started
+    assert info.value.limit == "deadline" and elapsed < 6, elapsed
+
+
+@pytest.mark.parametrize("name", ["ollama", "llamacpp"])
+def test_silence_after_the_headers_is_a_deadline_error_not_a_server_timeout(name):
+    # Headers, the first byte, then nothing: the read timeout is shortened to the deadline, and the
+    # message names the deadline the user set instead of blaming the server's 5 s timeout.
+    import threading
+
+    never = threading.Event()
+    silent = Exchange("*", None, raw=['{"choices": [', " "], hold=never, hold_after=1)
+    with ReplayServer([silent]) as server:
+        started = time.monotonic()
+        with pytest.raises(LimitExceededError, match="request deadline of 1s"):
+            ENGINES[name](server.url, timeout=30.0, deadline=1.0).generate(MSGS, model=MODEL[name])
+        elapsed = time.monotonic() - started
+        never.set()
+    assert elapsed < 6, elapsed
+
+
+@pytest.mark.parametrize("name", sorted(ENGINES))
+def test_max_output_bytes_caps_a_non_streamed_reply(name):
+    with ReplayServer([Exchange("*", None, raw=["x" * 8192] * 10)]) as server:
+        engine = ENGINES[name](server.url, max_output_bytes=20_000)
+        with pytest.raises(LimitExceededError) as info:
+            engine.generate(MSGS, model=MODEL[name], max_tokens=8)
+    assert info.value.limit == "output"
+    assert "sent more than 20000 bytes (the max_output_bytes setting); stopped reading" in str(info.value)
+
+
+def test_jarvis_ask_json_against_a_dripping_body_ends_at_the_deadline(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    config = tmp_path / "config.toml"
+    config.write_text("[engine.llamacpp]\ndeadline = 3\ntimeout = 60.0\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JARVIS_", "LLAMACPP_"))}
+    env.update({"JARVIS_HOME": str(tmp_path / "home"), "JARVIS_CONFIG": str(config), "PYTHONIOENCODING": "utf-8"})
+    with ReplayServer([_dripping_body(0.5)]) as server:
+        started = time.monotonic()
+        proc = subprocess.run(
+            [sys.executable, "-m", "jarvis_core.cli.main", "ask", "--json", "--engine", "llamacpp",
+             "--host", server.url, "hi"],
+            capture_output=True, text=True, env=env, timeout=120)
+        elapsed = time.monotonic() - started
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.startswith("jarvis: error: llamacpp: the reply from ")
+    assert "did not finish within the request deadline of 3s (the deadline setting)" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert elapsed < 3 + 15, f"deadline + a margin for the interpreter's start-up: {elapsed:.1f}s"

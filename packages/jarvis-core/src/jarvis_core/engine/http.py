@@ -23,6 +23,7 @@ from typing import (
     Any,
     AsyncGenerator,
     AsyncIterator,
+    Callable,
     Dict,
     Generator,
     Iterator,
@@ -30,6 +31,7 @@ from typing import (
     Mapping,
     Optional,
     Sequence,
+    Tuple,
     cast,
 )
 
@@ -413,30 +415,64 @@ class HTTPEngine(InferenceEngine):
             "bytes; it is not a normal reply (raise max_line_bytes in the engine's config if it is)",
             engine_id=self.engine_id, limit="line")
 
-    def _read_capped(self, response: httpx.Response, path: str) -> None:
-        """``response.read()`` that stops at the line cap instead of buffering whatever the server sends."""
-        cap, size, parts = self.limits.max_line, 0, []
+    def _request_timeout(self, timeout: Optional[float]) -> Optional[float]:
+        """The read timeout of a request under the total deadline: no single silence outlasts the deadline."""
+        deadline = self.limits.deadline
+        if deadline is None:
+            return timeout
+        return min(deadline, self.timeout if timeout is None else timeout)
+
+    def _body_reader(
+        self, path: str, started: Optional[float],
+    ) -> Tuple[Callable[[int], None], Callable[[httpx.TransportError], EngineError]]:
+        """For a non-streamed body: a check run on each part's size (line cap, ``max_output_bytes``, the
+        deadline counted from ``started``, default now), and the error for a transport failure while reading."""
+        limits = self.limits
+        out_cap = float("inf") if limits.max_output_bytes is None else limits.max_output_bytes
+        deadline = limits.deadline
+        ends = float("inf") if deadline is None else (time.monotonic() if started is None else started) + deadline
+        size = 0
+
+        def check(part: int) -> None:
+            nonlocal size
+            size += part
+            if size > out_cap:
+                raise self._past(path, "output", limits.max_output_bytes, setting=True, streamed=False)
+            if size > limits.max_line:
+                raise self._too_big(path)
+            if time.monotonic() > ends:
+                raise self._past(path, "deadline", deadline, streamed=False)
+
+        def failed(exc: httpx.TransportError) -> EngineError:
+            if time.monotonic() > ends:
+                return self._past(path, "deadline", deadline, streamed=False)
+            return self.broken(exc, path)
+
+        return check, failed
+
+    def _read_capped(self, response: httpx.Response, path: str, started: Optional[float] = None) -> None:
+        """``response.read()`` that stops at the limits (line cap, ``max_output_bytes``, deadline) instead of
+        buffering whatever the server sends for as long as it sends it."""
+        check, failed = self._body_reader(path, started)
+        parts = []
         try:
             for part in response.iter_bytes():
-                size += len(part)
-                if size > cap:
-                    raise self._too_big(path)
+                check(len(part))
                 parts.append(part)
         except httpx.TransportError as exc:
-            raise self.broken(exc, path) from None
+            raise failed(exc) from None
         response._content = b"".join(parts)  # what httpx's own read() sets
 
-    async def _aread_capped(self, response: httpx.Response, path: str) -> None:
+    async def _aread_capped(self, response: httpx.Response, path: str, started: Optional[float] = None) -> None:
         """Async twin of :meth:`_read_capped`."""
-        cap, size, parts = self.limits.max_line, 0, []
+        check, failed = self._body_reader(path, started)
+        parts = []
         try:
             async for part in response.aiter_bytes():
-                size += len(part)
-                if size > cap:
-                    raise self._too_big(path)
+                check(len(part))
                 parts.append(part)
         except httpx.TransportError as exc:
-            raise self.broken(exc, path) from None
+            raise failed(exc) from None
         response._content = b"".join(parts)
 
     def _decode_json(self, response: httpx.Response, path: str, model: Optional[str]) -> Any:
@@ -461,10 +497,11 @@ class HTTPEngine(InferenceEngine):
     ) -> Any:
         """Send a request with the pooled client and return the decoded JSON body, or raise a typed error."""
         with self.scrubbed():
-            response = self.send(
-                self.build_request(self.client, method, path, json_body=json_body, params=params, timeout=timeout))
+            started = time.monotonic()
+            response = self.send(self.build_request(
+                self.client, method, path, json_body=json_body, params=params, timeout=self._request_timeout(timeout)))
             try:
-                self._read_capped(response, path)
+                self._read_capped(response, path, started)
             finally:
                 response.close()
             return self._decode_json(response, path, model)
@@ -475,11 +512,11 @@ class HTTPEngine(InferenceEngine):
     ) -> Any:
         """Async twin of :meth:`request_json`."""
         with self.scrubbed():
-            response = await self.asend(
-                self.build_request(self.aclient, method, path, json_body=json_body, params=params, timeout=timeout)
-            )
+            started = time.monotonic()
+            response = await self.asend(self.build_request(
+                self.aclient, method, path, json_body=json_body, params=params, timeout=self._request_timeout(timeout)))
             try:
-                await self._aread_capped(response, path)
+                await self._aread_capped(response, path, started)
             finally:
                 await response.aclose()
             return self._decode_json(response, path, model)
@@ -544,9 +581,7 @@ class HTTPEngine(InferenceEngine):
         if isinstance(decoder, _TextLines):
             decoder.max_line = limits.max_line
             decoder.engine_id = self.engine_id
-        deadline = limits.deadline
-        if deadline is not None:
-            timeout = min(deadline, self.timeout if timeout is None else timeout)
+        timeout = self._request_timeout(timeout)
         try:
             started = time.monotonic()
             async with self.astream_response(
@@ -585,7 +620,7 @@ class HTTPEngine(InferenceEngine):
                     raise self.broken(exc, path) from None
                 budget_left -= len(data)
                 if budget_left < 0:
-                    raise self._past(path, "output", budget)
+                    raise self._past(path, "output", budget, setting=budget == self.limits.max_output_bytes)
                 if deadline is not None and clock() > ends:
                     raise self._past(path, "deadline", deadline)
                 out = feed(data)
@@ -597,13 +632,17 @@ class HTTPEngine(InferenceEngine):
         finally:
             await body.aclose()
 
-    def _past(self, path: str, limit: str, value: Any) -> LimitExceededError:
+    def _past(self, path: str, limit: str, value: Any, *, setting: bool = False,
+              streamed: bool = True) -> LimitExceededError:
+        """The error for a reply past the deadline or the output budget (``setting``: the budget is the
+        ``max_output_bytes`` setting, not one derived from ``max_tokens``)."""
+        kept = "; the text so far was kept" if streamed else ""
         if limit == "deadline":
-            what = (f"did not finish within the request deadline of {value:g}s (the deadline setting); the text "
-                    "so far was kept")
+            what = f"did not finish within the request deadline of {value:g}s (the deadline setting){kept}"
+        elif setting:
+            what = f"sent more than {value} bytes (the max_output_bytes setting); stopped reading{kept}"
         else:
-            what = (f"sent more than {value} bytes, far more than the max_tokens asked for; stopped reading "
-                    "(the text so far was kept)")
+            what = f"sent more than {value} bytes, far more than the max_tokens asked for; stopped reading{kept}"
         return LimitExceededError(f"{self.engine_id}: the reply from {self.base_url}{path} {what}",
                                   engine_id=self.engine_id, limit=limit)
 
