@@ -36,13 +36,41 @@ def _env(tmp_path: pathlib.Path, **extra: str) -> Dict[str, str]:
      ":2: invalid value for 'engine.vllm.timeout': timeout must be a number of seconds greater than 0"),
     ('[engine.cloud]\nmax_line_bytes = 0\n',
      ":2: invalid value for 'engine.cloud.max_line_bytes': max_line_bytes must be a whole number >= 1"),
+    ('[engine.cloud]\nmax_retries = -1\n',
+     ":2: invalid value for 'engine.cloud.max_retries': max_retries must be a whole number >= 0, got -1"),
+    ('[engine.embedded]\nslots = 0\n',
+     ":2: invalid value for 'engine.embedded.slots': slots must be a whole number >= 1, got 0"),
+    ('[engine.embedded]\nmodel_path = "m.gguf"\nstartup_timeout = nan\n',
+     ":3: invalid value for 'engine.embedded.startup_timeout': startup_timeout must be a number of seconds greater "
+     "than 0 (or inf for no limit), got nan"),
+    ('[engine.embedded]\nstartup_timeout = -5\n',
+     ":2: invalid value for 'engine.embedded.startup_timeout': startup_timeout must be a number of seconds greater "
+     "than 0"),
+    ('[engine.embedded]\nmax_tokens = -4\n',
+     ":2: invalid value for 'engine.embedded.max_tokens': max_tokens must be a whole number >= 1, got -4"),
+    ('[engine.embedded]\nctx_per_slot = 0\n',
+     ":2: invalid value for 'engine.embedded.ctx_per_slot': ctx_per_slot must be a whole number >= 64, got 0"),
+    ('[engine.embedded]\nthreads = 0\n',
+     ":2: invalid value for 'engine.embedded.threads': threads must be a whole number >= 1, got 0"),
+    ('[model_defaults."qwen3"]\ntemperature = nan\n',
+     ":2: invalid value for 'model_defaults.qwen3.temperature': temperature must be a finite number >= 0, got nan"),
+    ('[model_defaults."qwen3"]\ntop_p = 1.5\n',
+     ":2: invalid value for 'model_defaults.qwen3.top_p': top_p must be a finite number from 0 to 1, got 1.5"),
+    ('[model_defaults."qwen3"]\npresence_penalty = inf\n',
+     ":2: invalid value for 'model_defaults.qwen3.presence_penalty': presence_penalty must be a finite number, "
+     "got inf"),
+    ('[engine.someone-elses]\ntimeout = nan\n',
+     ":2: invalid value for 'engine.someone-elses.timeout': timeout must be a number of seconds greater than 0"),
+    ('[agent]\nmax_turns = 0\n',
+     ":2: invalid value for 'agent.max_turns': max_turns must be a whole number >= 1, got 0"),
 ])
 def test_config_show_finds_values_that_cannot_work(tmp_path, toml, expected):
     config = tmp_path / "config.toml"
     config.write_text(toml, encoding="utf-8")
     proc = _jarvis("config", "show", env=_env(tmp_path, JARVIS_CONFIG=str(config)))
     assert proc.returncode == 1
-    assert proc.stderr.startswith(f"jarvis: error: {config}{expected}"), proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("jarvis: error: ")]
+    assert len(errors) == 1 and errors[0].startswith(f"jarvis: error: {config}{expected}"), proc.stderr
     assert "Traceback" not in proc.stderr and "unexpected" not in proc.stderr
 
 
@@ -55,11 +83,14 @@ def test_default_engine_typo_gets_a_suggestion(tmp_path):
 
 def test_a_config_with_good_values_still_shows(tmp_path):
     config = tmp_path / "config.toml"
-    config.write_text('[engine]\ndefault = "ollama"\n[engine.ollama]\nhost = "http://[::1]:11434"\ndeadline = 600.0\n',
+    config.write_text('[engine]\ndefault = "ollama"\n[engine.ollama]\nhost = "http://[::1]:11434"\ndeadline = 600.0\n'
+                      '[engine.embedded]\nslots = 2\nctx_per_slot = 64\nstartup_timeout = inf\n'
+                      '[engine.cloud]\nmax_retries = 0\n[agent]\nmax_turns = 1\n'
+                      '[model_defaults."qwen3"]\ntemperature = 0\ntop_p = 1.0\ntop_k = -1\npresence_penalty = -1.5\n',
                       encoding="utf-8")
     proc = _jarvis("config", "show", env=_env(tmp_path, JARVIS_CONFIG=str(config)))
     assert proc.returncode == 0, proc.stderr
-    assert "deadline = 600.0" in proc.stdout
+    assert "deadline = 600.0" in proc.stdout and "max_retries = 0" in proc.stdout
 
 
 def test_an_engine_left_out_by_load_plugins_says_so(tmp_path):

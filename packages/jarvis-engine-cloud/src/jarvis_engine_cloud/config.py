@@ -32,7 +32,7 @@ class CloudConfig:
     gemini_base_url: Optional[str] = None
     timeout: Optional[float] = attrs.field(default=None, validator=validator(check_seconds))
     connect_timeout: Optional[float] = attrs.field(default=None, validator=validator(check_seconds))
-    max_retries: Optional[int] = None
+    max_retries: Optional[int] = attrs.field(default=None, validator=validator(check_count, minimum=0))
     anthropic_version: Optional[str] = None
     openai_max_tokens_field: Optional[str] = None
     #: Seconds for a whole request, first byte to last (``None``: no total deadline).

@@ -52,12 +52,12 @@ class EmbeddedConfig:
     #: A ``llama-server`` binary; ``None`` = llama.cpp's server through xllamacpp (the ``[embedded]`` extra).
     binary_path: Optional[str] = None
     #: Concurrent requests (server slots).
-    slots: int = 1
-    #: Context tokens per slot (the server gets ``slots x ctx_per_slot``).
-    ctx_per_slot: int = 4096
+    slots: int = attrs.field(default=1, validator=validator(check_count))
+    #: Context tokens per slot (the server gets ``slots x ctx_per_slot``); at least 64.
+    ctx_per_slot: int = attrs.field(default=4096, validator=validator(check_count, minimum=64))
     #: CPU threads for generation; ``None`` = llama.cpp's choice.
-    threads: Optional[int] = None
+    threads: Optional[int] = attrs.field(default=None, validator=validator(check_count))
     #: Default ``max_tokens`` of a reply.
-    max_tokens: int = 512
-    #: Seconds to wait for the model to load.
-    startup_timeout: float = 300.0
+    max_tokens: int = attrs.field(default=512, validator=validator(check_count))
+    #: Seconds to wait for the model to load (``inf``: no limit).
+    startup_timeout: float = attrs.field(default=300.0, validator=validator(check_seconds))

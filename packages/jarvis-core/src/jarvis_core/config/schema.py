@@ -12,6 +12,8 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import attrs
 
+from jarvis_core.engine.limits import check_count, check_finite, check_seconds, validator
+
 __all__ = [
     "SECRET_MARKERS",
     "AgentConfig",
@@ -69,7 +71,7 @@ class GenericEngineConfig:
 
     host: Optional[str] = None
     api_key: Optional[str] = attrs.field(default=None, repr=False)
-    timeout: Optional[float] = None
+    timeout: Optional[float] = attrs.field(default=None, validator=validator(check_seconds))
 
 
 @attrs.frozen
@@ -77,7 +79,7 @@ class AgentConfig:
     """``[agent]``: which agent ``jarvis ask`` uses by default, and its turn limit."""
 
     default: Optional[str] = None
-    max_turns: Optional[int] = None
+    max_turns: Optional[int] = attrs.field(default=None, validator=validator(check_count))
 
 
 @attrs.frozen
@@ -89,12 +91,13 @@ class ModelDefaultsRule:
 
     tool_parser: Optional[str] = None
     reasoning_parser: Optional[str] = None
-    temperature: Optional[float] = None
-    top_p: Optional[float] = None
-    top_k: Optional[int] = None
-    min_p: Optional[float] = None
-    repeat_penalty: Optional[float] = None
-    presence_penalty: Optional[float] = None
+    temperature: Optional[float] = attrs.field(default=None, validator=validator(check_finite, minimum=0))
+    top_p: Optional[float] = attrs.field(default=None, validator=validator(check_finite, minimum=0, maximum=1))
+    #: ``0`` (llama.cpp) or ``-1`` (vLLM) switch top-k sampling off.
+    top_k: Optional[int] = attrs.field(default=None, validator=validator(check_count, minimum=-1))
+    min_p: Optional[float] = attrs.field(default=None, validator=validator(check_finite, minimum=0, maximum=1))
+    repeat_penalty: Optional[float] = attrs.field(default=None, validator=validator(check_finite, minimum=0))
+    presence_penalty: Optional[float] = attrs.field(default=None, validator=validator(check_finite))
 
     def to_dict(self) -> Dict[str, Any]:
         """The fields that are set."""

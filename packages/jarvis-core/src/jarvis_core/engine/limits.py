@@ -49,12 +49,24 @@ def check_seconds(name: str, value: Any, *, allow_none: bool = True) -> Optional
     return float(value)
 
 
-def check_finite(name: str, value: Any) -> Any:
-    """A number that is not NaN nor infinite (``None`` passes through)."""
+def check_finite(name: str, value: Any, *, minimum: Optional[float] = None,
+                 maximum: Optional[float] = None) -> Any:
+    """A number that is not NaN nor infinite, within ``minimum`` and ``maximum`` when given (``None``
+    passes through)."""
     if value is None:
         return None
-    if not _is_number(value) or not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    low = -math.inf if minimum is None else minimum
+    high = math.inf if maximum is None else maximum
+    if not _is_number(value) or not math.isfinite(value) or not low <= value <= high:
+        if minimum is not None and maximum is not None:
+            bounds = f" from {minimum:g} to {maximum:g}"
+        elif minimum is not None:
+            bounds = f" >= {minimum:g}"
+        elif maximum is not None:
+            bounds = f" <= {maximum:g}"
+        else:
+            bounds = ""
+        raise ValueError(f"{name} must be a finite number{bounds}, got {value!r}")
     return value
 
 
