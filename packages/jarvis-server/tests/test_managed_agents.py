@@ -242,3 +242,106 @@ def test_crud_validation_merge_and_archive(managed):
     assert httpx.post(f"{server.url}{A}/{agent['id']}/run").status_code == 409
     assert httpx.get(f"{server.url}{A}/agent_missing").status_code == 404
     assert httpx.get(f"{server.url}{A}/{agent['id']}/runs/run_missing").status_code == 404
+
+
+def _answer_by_input(call):
+    """A scripted engine answer chosen by the conversation, so concurrent runs get their own answers."""
+    last = call.messages[-1]
+    if last.role is Role.TOOL:
+        return "rested"
+    if last.content == "slow":
+        return Completion(tool_calls=[ToolCall("s1", "sleepy", '{"seconds": 1.5}')])
+    return f"re: {last.content}"
+
+
+def test_a_run_during_a_stream_leaves_the_streamed_message_to_its_stream(managed):
+    engine = FakeEngine(default=_answer_by_input)
+    server, _ = managed(engine)
+    agent = create(server, tools=["sleepy"])
+    url = f"{server.url}{A}/{agent['id']}"
+    with httpx.stream("POST", url + "/messages", json={"content": "slow", "stream": True}) as r:
+        stream_run = r.headers["x-jarvis-run-id"]
+        lines = r.iter_lines()
+        for line in lines:
+            if line.startswith("event: tool_calls"):
+                break
+        assert managed.kit.Sleepy.started.wait(5)
+        # The streamed message is its stream's: a /run now has nothing to answer.
+        idle = httpx.post(url + "/run")
+        assert idle.status_code == 409 and idle.json()["error"]["code"] == "nothing_pending", idle.text
+        # A queued message is the run's, and only it.
+        assert httpx.post(url + "/messages", json={"content": "queued", "stream": False}).status_code == 202
+        run = httpx.post(url + "/run")
+        assert run.status_code == 202 and run.json()["messages"] == 1
+        assert wait_run(server, agent["id"], run.json()["run_id"])["status"] == "succeeded"
+        rest = list(lines)
+    assert rest[-2] == "data: [DONE]"
+    assert wait_run(server, agent["id"], stream_run)["status"] == "succeeded"
+    stored = messages(server, agent["id"])
+    users = {m["content"]: m for m in stored if m["role"] == "user"}
+    answers = {m["run_id"]: m["content"] for m in stored if m["role"] == "assistant"}
+    assert answers == {stream_run: "rested", run.json()["run_id"]: "re: queued"}
+    assert users["slow"]["status"] == "delivered" and users["slow"]["run_id"] == stream_run
+    assert users["queued"]["status"] == "delivered" and users["queued"]["run_id"] == run.json()["run_id"]
+    asked = [c.messages[-1].content for c in engine.calls if c.messages[-1].role is Role.USER]
+    assert sorted(asked) == ["queued", "slow"]  # each user message reached the model once
+    assert httpx.get(url).json()["status"] == "idle"
+    assert httpx.post(url + "/run").json()["error"]["code"] == "nothing_pending"
+
+
+def test_a_stream_during_a_run_answers_only_its_own_message(managed):
+    engine = FakeEngine(default=_answer_by_input)
+    server, _ = managed(engine)
+    agent = create(server, tools=["sleepy"])
+    url = f"{server.url}{A}/{agent['id']}"
+    httpx.post(url + "/messages", json={"content": "slow", "stream": False})
+    run = httpx.post(url + "/run")
+    assert run.status_code == 202 and managed.kit.Sleepy.started.wait(5)
+    with httpx.stream("POST", url + "/messages", json={"content": "meanwhile", "stream": True}) as r:
+        assert r.status_code == 200
+        streamed = "".join(data["choices"][0]["delta"].get("content") or "" for name, data in sse_events(managed, r)
+                           if name == "message" and data != "[DONE]")
+    assert streamed == "re: meanwhile"
+    assert wait_run(server, agent["id"], run.json()["run_id"])["status"] == "succeeded"
+    answers = sorted(m["content"] for m in messages(server, agent["id"]) if m["role"] == "assistant")
+    assert answers == ["re: meanwhile", "rested"]
+
+
+KEY = "sk-live-0123456789"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_an_unexpected_error_is_withheld_from_the_run_the_stream_and_the_log(managed, caplog, stream):
+    engine = FakeEngine([RuntimeError(f"connect failed with key {KEY}")])
+    server, _ = managed(engine)
+    agent = create(server, "plain")
+    url = f"{server.url}{A}/{agent['id']}"
+    caplog.set_level("DEBUG", logger="jarvis_server")
+    if stream:
+        with httpx.stream("POST", url + "/messages", json={"content": "hi", "stream": True}) as r:
+            run_id = r.headers["x-jarvis-run-id"]
+            events = sse_events(managed, r)
+        (error,) = [data["error"] for name, data in events if name == "error"]
+        assert KEY not in error["message"] and "RuntimeError" in error["message"]
+        assert error["code"] == "internal_error"
+    else:
+        httpx.post(url + "/messages", json={"content": "hi", "stream": False})
+        run_id = httpx.post(url + "/run").json()["run_id"]
+    run = wait_run(server, agent["id"], run_id)
+    assert run["status"] == "failed"
+    assert KEY not in run["error"] and "RuntimeError" in run["error"], run["error"]
+    records = [r for r in caplog.records if r.name == "jarvis_server"]
+    assert any(r.levelname == "ERROR" and "RuntimeError" in r.getMessage() for r in records), caplog.text
+    assert any(r.levelname == "DEBUG" and "frames of that RuntimeError" in r.getMessage() for r in records)
+    assert KEY not in caplog.text and "connect failed" not in caplog.text
+    assert [m["status"] for m in messages(server, agent["id"])] == ["pending"]
+
+
+def test_a_typed_error_keeps_its_message_on_the_run(managed):
+    engine = FakeEngine([E.RateLimitError("slow down, please", retry_after=3)])
+    server, _ = managed(engine)
+    agent = create(server, "plain")
+    url = f"{server.url}{A}/{agent['id']}"
+    httpx.post(url + "/messages", json={"content": "hi", "stream": False})
+    run = wait_run(server, agent["id"], httpx.post(url + "/run").json()["run_id"])
+    assert run["error"] == "RateLimitError: slow down, please"

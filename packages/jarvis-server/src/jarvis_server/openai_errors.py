@@ -31,6 +31,7 @@ import logging
 from typing import Any, Dict, List, Optional, Tuple
 
 from jarvis_core import errors as E
+from jarvis_server.withheld import log_withheld, withheld_message
 
 __all__ = ["RequestError", "error_body", "error_for", "sse_error"]
 
@@ -91,9 +92,8 @@ def error_for(exc: BaseException) -> Tuple[int, Dict[str, Any], Dict[str, str]]:
             if isinstance(exc, E.RateLimitError) and exc.retry_after is not None:
                 headers["retry-after"] = str(max(1, round(exc.retry_after)))
             return status, error_body(status, str(exc), code=code, param=param), headers
-    log.error("unexpected error while answering a request", exc_info=exc)
-    return 500, error_body(500, f"internal server error ({type(exc).__name__}); see the server log",
-                           code="internal_error"), headers
+    log_withheld(exc, "answering a request")
+    return 500, error_body(500, withheld_message(exc), code="internal_error"), headers
 
 
 def sse_error(exc: BaseException) -> bytes:

@@ -7,7 +7,8 @@
 ``PATCH  /v1/managed-agents/{id}``         ``{name?, agent_type?, config?}``; ``config`` is *merged* (a key set
                                            to null is removed); type and config re-validated
 ``DELETE /v1/managed-agents/{id}``         archives it → ``{"id", "status": "archived"}``
-``POST   /v1/managed-agents/{id}/run``     202 ``{"run_id"}``, or 409 when already running (decided atomically)
+``POST   /v1/managed-agents/{id}/run``     202 ``{"run_id"}`` answering the pending messages, or 409 when
+                                           already running (decided atomically) or nothing is pending
 ``GET    /v1/managed-agents/{id}/runs/{r}`` the run
 ``GET    /v1/managed-agents/{id}/messages`` ``?after=SEQ&limit=N`` → ``{"messages": [...]}`` in ``seq`` order
 ``POST   /v1/managed-agents/{id}/messages`` ``{content, stream}``: ``stream: false`` → 202 the queued message
@@ -126,15 +127,17 @@ def managed_routes(service: ManagedAgents) -> List[BaseRoute]:
 
     async def run(request: Request) -> Response:
         agent_id = request.path_params["agent_id"]
-        outcome, run_id = await store.call(store.claim_agent, agent_id)
+        outcome, run_id, pending = await store.call(store.claim_agent, agent_id)
         if outcome == "missing":
             raise _not_found(agent_id)
+        if outcome == "nothing_pending":
+            raise RequestError(f"managed agent {agent_id!r} has no pending messages to answer (a streamed "
+                               "message is answered by its own stream)", status=409, code="nothing_pending")
         if outcome != "ok" or run_id is None:
             raise RequestError(f"managed agent {agent_id!r} is {outcome}", status=409, code=f"agent_{outcome}")
         row = await store.call(store.get_agent, agent_id)
         if row is None:
             raise _not_found(agent_id)
-        pending = await store.call(store.pending, agent_id)
         text = "\n\n".join(m["content"] for m in pending)
         before = pending[0]["seq"] if pending else 2**62
         await service.launch(row, run_id=run_id, input=text, delivered=[m["id"] for m in pending], before=before,

@@ -26,13 +26,15 @@ from typing import Any, AsyncIterator, Dict, List, Optional, Sequence
 import attrs
 
 from jarvis_core.agents.events import RunFinished, TextDelta, ToolCallFinished, ToolCallsRequested, TurnFinished
+from jarvis_core.errors import JarvisError
 from jarvis_core.tools.policy import policy_of
 from jarvis_core.types import AgentContext
 from jarvis_server.chat_wire import DONE, ChunkWriter, sse, usage_object
 from jarvis_server.managed.store import Store
-from jarvis_server.openai_errors import sse_error
+from jarvis_server.openai_errors import RequestError, sse_error
+from jarvis_server.withheld import log_withheld, withheld_message
 
-__all__ = ["END", "RunTask", "events_as_sse", "off_the_loop"]
+__all__ = ["END", "RunTask", "events_as_sse", "off_the_loop", "run_error"]
 
 log = logging.getLogger("jarvis_server")
 
@@ -56,6 +58,17 @@ class _OffTheLoop:
 def off_the_loop(tool: Any) -> Any:
     """``tool``, made to run in a worker thread if its policy would run it inline (on the event loop)."""
     return _OffTheLoop(tool) if policy_of(tool).isolation == "inline" else tool
+
+
+def run_error(exc: BaseException, doing: str, *, logged: bool = False) -> str:
+    """The ``error`` stored on a failed run: a jarvis error's own message (engines mask keys in it), or for
+    anything else its type only (its text may hold a secret), logged the same way unless ``logged`` says
+    it is elsewhere (a stream's error is logged when its SSE event is written)."""
+    if isinstance(exc, (JarvisError, RequestError)):
+        return f"{type(exc).__name__}: {exc}"
+    if not logged:
+        log_withheld(exc, doing)
+    return withheld_message(exc)
 
 
 def _finish_reason(stop_reason: str) -> str:
@@ -119,7 +132,7 @@ class RunTask:
         except asyncio.CancelledError:
             status, error = "cancelled", "the client went away (or the server stopped) during the run"
         except Exception as exc:
-            status, error = "failed", f"{type(exc).__name__}: {exc}"
+            status, error = "failed", run_error(exc, f"run {self.run_id}", logged=self.queue is not None)
             self._emit(exc)
         finally:
             if answer is None:
@@ -129,8 +142,8 @@ class RunTask:
                     self.store.finish_run, self.run_id, self.agent_id, status=status, answer=answer,
                     tool_calls=list(calls.values()) or None, delivered=self.delivered, stop_reason=stop_reason,
                     error=error, usage=usage_object(usage) if usage is not None else None, release=self.release)
-            except Exception:
-                log.exception("recording the end of run %s failed", self.run_id)
+            except Exception as exc:
+                log_withheld(exc, f"recording the end of run {self.run_id}")
             self._emit(END)
 
     def cancel(self) -> None:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Set
 import anyio.to_thread
 
 from jarvis_core.types import AgentContext, Message
-from jarvis_server.managed.runner import RunTask, off_the_loop
+from jarvis_server.managed.runner import RunTask, off_the_loop, run_error
 from jarvis_server.managed.store import Store
 from jarvis_server.openai_errors import RequestError
 
@@ -143,10 +143,11 @@ class ManagedAgents:
         config = json.loads(row["config_json"])
         try:
             agent = await anyio.to_thread.run_sync(self.build_agent, row["agent_type"], config)
-        except Exception as exc:
+        except Exception as exc:  # re-raised below: the route's error response logs it
             await self.store.call(self.store.finish_run, run_id, row["id"], status="failed", answer=None,
                                   tool_calls=None, delivered=(), stop_reason=None,
-                                  error=f"{type(exc).__name__}: {exc}", usage=None, release=release)
+                                  error=run_error(exc, f"building the agent of run {run_id}", logged=True),
+                                  usage=None, release=release)
             raise
         context = await self._context(row["id"], before)
         run = RunTask(self.store, agent, agent_id=row["id"], run_id=run_id, input=input, context=context,

@@ -1,7 +1,8 @@
 """Managed-agent persistence: one SQLite file in the jarvis home (``agents.db``).
 
 * Schema version in ``PRAGMA user_version``; :data:`MIGRATIONS` bring any older file up to date, in order, each
-  in its own transaction. A file newer than this code is refused (never silently downgraded).
+  in its own transaction together with its new version number (a migration that fails leaves the file as it
+  was, at the previous version). A file newer than this code is refused (never silently downgraded).
 * Tables: ``agents``; ``messages`` (``seq INTEGER PRIMARY KEY AUTOINCREMENT``: insertion order, never a clock);
   ``runs``; ``state`` (per-agent key/value, for agents that keep state between runs).
 * One writer at a time: every statement runs on one dedicated thread holding the only connection
@@ -54,6 +55,22 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{secrets.token_hex(8)}"
 
 
+def _statements(script: str) -> List[str]:
+    """The statements of a migration script. Split where SQLite says a statement is complete, so a ``;``
+    inside a string literal or a trigger body does not cut a statement in two."""
+    out: List[str] = []
+    pending = ""
+    for piece in script.split(";"):
+        pending += piece + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \t\r\n;"):
+                out.append(pending.strip())
+            pending = ""
+    if pending.strip(" \t\r\n;"):
+        raise ConfigError(f"a migration ends with an incomplete statement: {pending.strip()[:80]!r}")
+    return out
+
+
 def _row(cursor: sqlite3.Cursor, row: Tuple[Any, ...]) -> Dict[str, Any]:
     return {d[0]: v for d, v in zip(cursor.description, row, strict=True)}
 
@@ -83,15 +100,20 @@ def run_json(row: Dict[str, Any]) -> Dict[str, Any]:
 class Store:
     """The managed-agents database. Build with :meth:`open`; every method runs on the store's thread."""
 
-    def __init__(self, path: pathlib.Path) -> None:
+    def __init__(self, path: pathlib.Path, *, migrations: Sequence[str] = MIGRATIONS) -> None:
         self.path = path
+        self.migrations = tuple(migrations)
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="jarvis-agents-db")
         self._conn: Optional[sqlite3.Connection] = None
 
     @classmethod
-    def open(cls, path: pathlib.Path) -> Store:
-        """Open (creating or migrating) the database at ``path``."""
-        store = cls(path)
+    def open(cls, path: pathlib.Path, *, migrations: Sequence[str] = MIGRATIONS) -> Store:
+        """Open (creating or migrating) the database at ``path``.
+
+        :param migrations: the schema's migrations, version ``n`` being ``migrations[n - 1]`` (default
+            :data:`MIGRATIONS`; another list is for tests of the migration mechanism).
+        """
+        store = cls(path, migrations=migrations)
         store.run_sync(store._connect)
         return store
 
@@ -106,12 +128,7 @@ class Store:
 
     def close(self) -> None:
         """Close the connection and stop the thread."""
-        def shut() -> None:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-
-        self._pool.submit(shut).result()
+        self._pool.submit(self._disconnect).result()
         self._pool.shutdown(wait=True)
 
     @property
@@ -127,20 +144,26 @@ class Store:
         conn.execute("PRAGMA busy_timeout=5000")
         self._conn = conn
         version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            conn.close()
-            self._conn = None
+        latest = len(self.migrations)
+        if version > latest:
+            self._disconnect()
             raise ConfigError(f"{self.path} has schema version {version}, newer than this jarvis-server "
-                              f"understands ({SCHEMA_VERSION}); upgrade jarvis-server or use another --db")
-        for number in range(version + 1, SCHEMA_VERSION + 1):
-            with self._tx():
-                self._script(MIGRATIONS[number - 1])
-                conn.execute(f"PRAGMA user_version = {number}")
+                              f"understands ({latest}); upgrade jarvis-server or use another --db")
+        for number in range(version + 1, latest + 1):
+            try:
+                with self._tx():
+                    for statement in _statements(self.migrations[number - 1]):
+                        conn.execute(statement)
+                    conn.execute(f"PRAGMA user_version = {number}")
+            except sqlite3.Error as exc:
+                self._disconnect()
+                raise ConfigError(f"migrating {self.path} to schema version {number} failed ({exc}); the file is "
+                                  f"unchanged at version {number - 1}") from None
 
-    def _script(self, script: str) -> None:
-        for statement in script.split(";"):
-            if statement.strip():
-                self.conn.execute(statement)
+    def _disconnect(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
     def _tx(self) -> Any:
         store = self
@@ -167,7 +190,8 @@ class Store:
     def create_agent(self, name: str, agent_type: str, config: Dict[str, Any]) -> Dict[str, Any]:
         now = time.time()
         agent_id = new_id("agent")
-        self.conn.execute("INSERT INTO agents VALUES (?, ?, ?, ?, 'idle', ?, ?)",
+        self.conn.execute("INSERT INTO agents (id, name, agent_type, config_json, status, created_at, updated_at) "
+                          "VALUES (?, ?, ?, ?, 'idle', ?, ?)",
                           (agent_id, name, agent_type, json.dumps(config), now, now))
         row = self.get_agent(agent_id)
         assert row is not None
@@ -197,20 +221,27 @@ class Store:
                                 (time.time(), agent_id))
         return cur.rowcount == 1
 
-    def claim_agent(self, agent_id: str) -> Tuple[str, Optional[str]]:
-        """Atomically mark an idle agent running and create its run: ``("ok", run_id)``, or
-        ``("missing"|"archived"|"running", None)``. One ``UPDATE … WHERE status = 'idle'`` decides."""
+    def claim_agent(self, agent_id: str) -> Tuple[str, Optional[str], List[Dict[str, Any]]]:
+        """For ``POST /run``, in one transaction: mark an idle agent running, create its run and take the
+        messages it will answer (:meth:`pending`): ``("ok", run_id, messages)``, or
+        ``("missing"|"archived"|"running"|"nothing_pending", None, [])``. One ``UPDATE … WHERE status =
+        'idle'`` decides between two simultaneous claims."""
         with self._tx():
+            row = self.get_agent(agent_id)
+            if row is None or row["status"] != "idle":
+                return ("missing" if row is None else row["status"]), None, []
+            pending = self.pending(agent_id)
+            if not pending:
+                return "nothing_pending", None, []
             now = time.time()
             cur = self.conn.execute("UPDATE agents SET status = 'running', updated_at = ? WHERE id = ? AND status = 'idle'",
                                     (now, agent_id))
             if cur.rowcount != 1:
-                row = self.get_agent(agent_id)
-                return ("missing" if row is None else row["status"]), None
+                return "running", None, []
             run_id = new_id("run")
             self.conn.execute("INSERT INTO runs (id, agent_id, kind, status, started_at) VALUES (?, ?, 'run', 'running', ?)",
                               (run_id, agent_id, now))
-        return "ok", run_id
+        return "ok", run_id, pending
 
     # -- messages -------------------------------------------------------------------------------------
     def add_message(self, agent_id: str, role: str, content: str, *, status: str, run_id: Optional[str] = None,
@@ -230,7 +261,11 @@ class Store:
                          (agent_id, after, limit))
 
     def pending(self, agent_id: str) -> List[Dict[str, Any]]:
-        return self._all("SELECT * FROM messages WHERE agent_id = ? AND role = 'user' AND status = 'pending' "
+        """The user messages a ``POST /run`` answers: pending ones, except those a streamed message's run is
+        answering right now (a stream answers its own message; one whose stream failed or was cancelled is
+        pending again)."""
+        return self._all("SELECT * FROM messages AS m WHERE agent_id = ? AND role = 'user' AND status = 'pending' "
+                         "AND NOT EXISTS (SELECT 1 FROM runs WHERE runs.id = m.run_id AND runs.status = 'running') "
                          "ORDER BY seq", (agent_id,))
 
     def history(self, agent_id: str, *, before: int) -> List[Dict[str, Any]]:
@@ -286,6 +321,6 @@ class Store:
         return json.loads(row["value"]) if row else None
 
     def set_state(self, agent_id: str, key: str, value: Any) -> None:
-        self.conn.execute("INSERT INTO state VALUES (?, ?, ?, ?) ON CONFLICT(agent_id, key) DO UPDATE SET "
+        self.conn.execute("INSERT INTO state (agent_id, key, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT(agent_id, key) DO UPDATE SET "
                           "value = excluded.value, updated_at = excluded.updated_at",
                           (agent_id, key, json.dumps(value), time.time()))
