@@ -24,7 +24,7 @@ import time
 from typing import Any, AsyncIterator, Callable, ClassVar, Dict, FrozenSet, List, Optional, Sequence, TextIO, Union
 
 from jarvis_core.engine.base import InferenceEngine, ToolLike
-from jarvis_core.errors import ConfigError, EngineConnectionError, EngineError, StreamError
+from jarvis_core.errors import ConfigError, EngineConnectionError, EngineError, EngineTimeoutError
 from jarvis_core.types import Completion, MessageLike, StreamChunk
 
 from .engines import LlamaCppEngine
@@ -42,7 +42,7 @@ class _ManagedServerEngine(LlamaCppEngine):
 
     def transport_error(self, exc: Exception, path: str) -> EngineError:
         err = super().transport_error(exc, path)
-        if isinstance(err, EngineConnectionError) and not isinstance(err, StreamError):
+        if isinstance(err, EngineConnectionError) and not isinstance(err, EngineTimeoutError):
             return EngineConnectionError(
                 f"embedded: the managed llama.cpp server at {self.base_url} is not answering ({type(exc).__name__}); "
                 "it restarts on its own after a crash, so try again in a moment", engine_id="embedded")
@@ -166,6 +166,9 @@ class EmbeddedEngine(InferenceEngine):
                 break
             time.sleep(0.05)
         status = worker.status()
+        if status.state.value == "stopped":
+            raise EngineConnectionError("embedded: the engine was closed while the managed llama.cpp server was "
+                                        "restarting", engine_id="embedded")
         raise EngineConnectionError(
             f"embedded: the managed llama.cpp server is restarting and not ready yet ({status.state.value}): "
             f"{status.last_error or 'not ready'}", engine_id="embedded")
@@ -175,11 +178,14 @@ class EmbeddedEngine(InferenceEngine):
         self._ensure_started()
 
     def close(self) -> None:
-        """Stop the managed server, also while it is still starting. Safe to call more than once."""
-        starting = self._starting
-        if starting is not None:
-            # Start-up holds the lock while it waits; stopping the worker ends that wait at once.
-            starting.stop()
+        """Stop the managed server, also while it is still starting or restarting after a crash. Safe to call
+        more than once, from any thread."""
+        # Start-up, and a request waiting for the server restarting after a crash, hold the lock for up to
+        # startup_timeout; stopping the worker first (it is thread-safe) ends either wait at once, so Ctrl-C
+        # never waits for the lock.
+        for busy in (self._starting, self._worker):
+            if busy is not None:
+                busy.stop()
         with self._lock:
             engine, self._engine = self._engine, None
             worker, self._worker = self._worker, None
