@@ -140,7 +140,7 @@ def test_strict_mode_debug_shows_the_traceback(broken_venv):
     ("allow", "expected"),
     [
         ("engine-echo", ["engine-echo"]),  # by entry-point name: the built-ins are not loaded either
-        ("jarvis-core", ["core-defaults", "core-parsers"]),  # by distribution name
+        ("jarvis-core", ["core-defaults", "core-parsers", "core-prompts"]),  # by distribution name
         (f"engine-echo,{BROKEN[2]}", ["engine-echo"]),
     ],
 )

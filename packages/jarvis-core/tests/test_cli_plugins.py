@@ -113,7 +113,7 @@ def test_real_command_lists_the_core_builtins_and_imports_nothing_heavy():
     assert verdict == {"code": 0, "heavy": []}
     doc = json.loads("\n".join(out_lines[:-1]))
     core = {p["name"]: p for p in doc["plugins"] if p["distribution"] == "jarvis-core"}
-    assert set(core) == {"core-parsers", "core-defaults"}
+    assert set(core) == {"core-parsers", "core-defaults", "core-prompts"}
     assert all(p["version"] for p in core.values())
 
 

@@ -17,7 +17,8 @@ from jarvis_core.prompts.output import (
     strip_think,
 )
 
-CASES = pathlib.Path(__file__).resolve().parents[2] / "jarvis-prompts-qwen" / "tests" / "data" / "prompt_provider_cases.json"
+#: The reference parse_response cases (all families), the core's own copy.
+CASES = pathlib.Path(__file__).resolve().parent / "data" / "prompt_provider_cases.json"
 
 
 def _dict(reply):

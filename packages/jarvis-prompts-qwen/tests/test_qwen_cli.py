@@ -93,3 +93,24 @@ def test_defaults_names_the_provider_and_the_distribution(capsys):
     assert main(["defaults", "Qwen/Qwen2.5-7B-Instruct", "--no-user-config"]) == 0
     out = capsys.readouterr().out
     assert "Qwen25MediumUntrained" in out and "jarvis-prompts-qwen" in out
+
+
+@pytest.mark.parametrize("model, provider", [("Qwen/Qwen3-Coder-30B-A3B-Instruct", None),
+                                             ("Qwen/Qwen3-235B-A22B", "Qwen3LargeUntrained"),
+                                             ("Qwen/Qwen2.5-VL-7B-Instruct", None),
+                                             ("Qwen/Qwen2.5-Coder-14B-Instruct", "Qwen25LargeUntrained")])
+def test_defaults_for_the_family_variants(model, provider):
+    from jarvis_core.cli.cmd_defaults import collect
+
+    doc = collect(model, use_config=False)
+    assert doc["extras"].get("prompt_provider") == provider
+    if provider is None:  # auto then says so, naming the installed providers, instead of picking a wrong one
+        from jarvis_core import Jarvis
+        from jarvis_core.errors import JarvisError
+        from jarvis_core.testing import FakeEngine
+
+        engine = FakeEngine(allowed_options={"response_format"})
+        with Jarvis(engine=engine, model=model) as j, pytest.raises(JarvisError, match="no backend-default rule names a "
+                                                                     r"prompt provider .*installed: .*Qwen3_8B_Thinking"):
+            j.ask("hi", prompt_provider="auto")
+        assert engine.calls == []

@@ -8,8 +8,9 @@ import json
 import pytest
 
 from jarvis_core import Jarvis
-from jarvis_core.prompts import JarvisReply, PromptProvider, get_provider
+from jarvis_core.prompts import JarvisReply, PromptDrivenAgent, PromptProvider, PromptSession, get_provider
 from jarvis_core.prompts.blocks import DATE_KEYS
+from jarvis_core.prompts.session import TOOL_CALL_REQUIRED
 from jarvis_core.testing import FakeEngine
 from jarvis_core.types import Completion, Role, ToolCall
 from jarvis_prompts_qwen.plugin import MODEL_RULES, PROVIDERS
@@ -91,13 +92,21 @@ def test_lazy_tool_loading_offers_only_get_tools():
     block = _tools_block(prompt)
     assert [json.loads(line)["function"]["name"] for line in block] == ["get_tools"]
     assert "- get_weather: Current weather for a city" in prompt
-    assert p.lazy_tool_loading and [t["function"]["name"] for t in p.build_tools([WEATHER])] == ["get_tools"]
+    assert p.lazy_tool_loading and not p.force_tool_calls
+    assert PromptSession(p, [WEATHER]).request_options() == {"response_format": {"type": "text"}}  # tools in text only
+
+
+@pytest.mark.parametrize("name", [n for n in PROVIDERS if n != "Qwen3_5_9B_Compressed"])
+def test_no_tools_means_no_tools_block(name):
+    prompt = _prompt(name, tools=())
+    assert "<tools>" not in prompt and "</tools>" not in prompt and "get_tools" not in prompt
+    assert "Functions:" not in prompt and "Capabilities" not in prompt
 
 
 def test_forced_tool_calls_where_the_reference_has_them():
     forced = {n for n in PROVIDERS if get_provider(n).get_capabilities()["force_tool_calls"]}
-    assert forced == {"Qwen25Compressed", "Qwen25_3B_Compressed", "Qwen25_7B_Compressed", "Qwen25LargeUntrained",
-                      "Qwen25_14B_Untrained"}
+    assert forced == {"Qwen25Compressed", "Qwen25_3B_Compressed", "Qwen25_7B_Compressed", "Qwen25LargeUntrained"}
+    assert all(get_provider(n).force_tool_calls is (n in forced) for n in PROVIDERS)  # the flag the session reads
 
 
 def test_qwen3_suffixes():
@@ -106,6 +115,11 @@ def test_qwen3_suffixes():
     assert get_provider("Qwen3LargeUntrained").user_message_suffix == "/no_think"
     assert get_provider("Qwen3_8B_Compressed").user_message_suffix == "/no_think"
     assert Qwen3_8B_Compressed(thinking=True).user_message_suffix == "/think"
+    thinking = get_provider("qwen3_8b_thinking")
+    assert thinking.user_message_suffix == "/think" and thinking.name == "Qwen3_8B_Thinking"
+    assert thinking.get_capabilities()["thinking"] is True
+    assert get_provider("Qwen3_8B_Compressed").get_capabilities()["thinking"] is False
+    assert _prompt("Qwen3_8B_Thinking") == _prompt("Qwen3_8B_Compressed")  # same prompt, only the suffix differs
     assert get_provider("Qwen25MediumUntrained").user_message_suffix == ""
 
 
@@ -199,3 +213,84 @@ def test_an_agent_driven_by_a_qwen_provider():
     assert '"name":"calculator"' in first.messages[0].content and first.messages[1].content == "6*7? /no_think"
     assert first.options == {"response_format": {"type": "text"}} and first.tools is None
     assert [c.name for c in second.messages[2].tool_calls] == ["calculator"] and second.messages[3].content == "42"
+
+
+# -- lazy tool loading and forced tool calls, as the session answers them ----------------------------------------
+def _qwen_call(name: str, **arguments) -> str:
+    return f'<tool_call>\n{json.dumps({"name": name, "arguments": arguments})}\n</tool_call>'
+
+
+def test_lazy_qwen_fetches_definitions_then_calls_the_real_tool():
+    engine = FakeEngine([_qwen_call("get_tools", names=["get_weather"]), _qwen_call("get_weather", city="Rome")],
+                        allowed_options=ENGINE_OPTIONS)
+    with Jarvis(engine=engine, model="qwen2.5-14b-instruct") as j:
+        out = j.ask_full("weather in rome?", prompt_provider="Qwen25_14B_Untrained", tools=[WEATHER, TIMER])
+    assert [(c["name"], json.loads(c["arguments"])) for c in out["tool_calls"]] == [("get_weather", {"city": "Rome"})]
+    assert out["tools_loaded"] == ["get_weather"] and out["model_calls"] == 2
+    assert [json.loads(line)["function"]["name"] for line in _tools_block(engine.calls[0].messages[0].content)] == \
+        ["get_tools"]
+    answer = engine.calls[1].messages[-1]
+    assert answer.role is Role.TOOL
+    fetched = json.loads(answer.content)["tools"]
+    assert [t["function"]["name"] for t in fetched] == ["get_weather"]
+    assert "allow_direct_answer" not in answer.content  # Jarvis extras stay out of the definitions
+
+
+def test_forced_qwen_is_asked_again_once_when_it_answers_in_words():
+    engine = FakeEngine(["It is sunny in Rome.", _qwen_call("get_weather", city="Rome")], allowed_options=ENGINE_OPTIONS)
+    with Jarvis(engine=engine, model="qwen2.5-7b-instruct") as j:
+        out = j.ask_full("weather in rome?", prompt_provider="Qwen25Compressed", tools=[WEATHER])
+    assert out["tool_calls"][0]["name"] == "get_weather" and out["model_calls"] == 2
+    assert engine.calls[1].messages[-1].content == TOOL_CALL_REQUIRED
+
+
+def test_an_agent_on_the_lazy_qwen_provider_runs_the_fetched_tool():
+    from jarvis_core.tools import BaseTool, ToolPolicy
+    from jarvis_core.types import ToolSpec
+
+    class Weather(BaseTool):
+        spec = ToolSpec.from_openai(WEATHER)
+        policy = ToolPolicy(isolation="inline", timeout=5.0)
+
+        def run(self, city: str) -> str:
+            return f"sunny in {city}"
+
+    engine = FakeEngine([_qwen_call("get_tools", names=["get_weather"]), _qwen_call("get_weather", city="Rome"),
+                         "Sunny in Rome."], allowed_options=ENGINE_OPTIONS)
+    session = PromptSession(get_provider("Qwen25_14B_Untrained"))
+    result = PromptDrivenAgent(engine, model="qwen2.5-14b", tools=[Weather()], prompt_session=session).run("weather?")
+    assert result.content == "Sunny in Rome."
+    assert [(r.name, r.ok) for r in result.tool_results] == [("get_tools", True), ("get_weather", True)]
+    assert result.tool_results[1].content == "sunny in Rome"
+
+
+# -- backend-default rules --------------------------------------------------------------------------------
+@pytest.mark.parametrize("model, provider", [
+    ("Qwen/Qwen2.5-7B-Instruct", "Qwen25MediumUntrained"),
+    ("qwen2.5:7b", "Qwen25MediumUntrained"),
+    ("Qwen/Qwen2.5-72B-Instruct", "Qwen25_32B_Untrained"),
+    ("Qwen/Qwen2.5-1.5B-Instruct", "Qwen25_3B_Compressed"),
+    ("Qwen/Qwen2.5-Coder-7B-Instruct", "Qwen25MediumUntrained"),
+    ("qwen2.5-coder:32b", "Qwen25_32B_Untrained"),
+    ("Qwen/Qwen2.5-VL-7B-Instruct", None),
+    ("Qwen/Qwen3-8B", "Qwen3_8B_Compressed"),
+    ("qwen3:4b", "Qwen3_8B_Compressed"),
+    ("Qwen/Qwen3-30B-A3B", "Qwen3LargeUntrained"),
+    ("Qwen/Qwen3-235B-A22B-Instruct-2507", "Qwen3LargeUntrained"),
+    ("Qwen/Qwen3-Coder-30B-A3B-Instruct", None),
+    ("qwen3-coder:30b", None),
+    ("Qwen/Qwen3-VL-8B-Instruct", None),
+    ("Qwen/Qwen3-Embedding-8B", None),
+    ("unsloth/Qwen3.5-9B-GGUF", "Qwen3_5_9B_Compressed"),
+])
+def test_backend_default_rules_by_model_id(model, provider):
+    from jarvis_core.defaults.resolver import resolve
+    from jarvis_core.testing import registry_with
+
+    registry = registry_with(load_entrypoints=True, allow=["core-defaults", "core-parsers", "prompts-qwen"])
+    resolved = resolve(model, registry=registry)
+    assert resolved.extras.get("prompt_provider") == provider
+    if provider is not None:
+        assert resolved.provenance["extras.prompt_provider"].distribution == "jarvis-prompts-qwen"
+    if "coder" in model.lower() and model.lower().startswith(("qwen/qwen3", "qwen3")):
+        assert resolved.tool_parser == "qwen3_xml"  # the format the Qwen 3 providers do not read

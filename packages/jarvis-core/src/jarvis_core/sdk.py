@@ -401,33 +401,41 @@ class Jarvis:
         session = PromptSession(provider, specs, node_context, timezone, available_commands)
         agent_key = agent or self._agent_key
         if agent_key:
-            return self._provider_agent(agent_key, session, prompt, specs, use_model)
-        completion = self.engine.generate(
-            session.messages(prompt), model=use_model, temperature=temperature,
-            max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens,
-            **session.request_options(self.engine), **options,
-        )
-        read = session.read(completion)
-        return {**read.completion.to_dict(), "engine": self.engine_key, "prompt_provider": provider.name,
-                "jarvis_json": read.reply.to_dict()}
+            return self._provider_agent(agent_key, session, prompt, specs, use_model, temperature, max_tokens)
+        from jarvis_core.prompts.direct import ask_direct
+        from jarvis_core.types import to_dict
 
-    def _provider_agent(self, key: str, session: Any, prompt: Prompt, tools: List[Any], model: str) -> Dict[str, Any]:
+        answer = ask_direct(session, self.engine, prompt, model=use_model, temperature=temperature,
+                            max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens, **options)
+        out = {**answer.read.completion.to_dict(), "usage": to_dict(answer.usage), "engine": self.engine_key,
+               "prompt_provider": provider.name, "jarvis_json": answer.read.reply.to_dict(),
+               "model_calls": answer.model_calls}
+        if answer.tools_loaded:
+            out["tools_loaded"] = list(answer.tools_loaded)
+        return out
+
+    def _provider_agent(self, key: str, session: Any, prompt: Prompt, tools: List[Any], model: str,
+                        temperature: Optional[float], max_tokens: Optional[int]) -> Dict[str, Any]:
         """Run agent ``key`` with the provider's session; only agents that declare ``accepts_prompt_session``
-        take one (the others build their own prompts, so combining them is an error, not a silent choice)."""
+        take one (the others build their own prompts, so combining them is an error, not a silent choice).
+        The agent is built like any other (its ``[agents.<key>]`` options, the bus, the approver)."""
+        from jarvis_core.agents.factory import create_agent
         from jarvis_core.errors import JarvisError
         from jarvis_core.plugins.registry import get_registry
-        from jarvis_core.types import AgentContext, to_dict
+        from jarvis_core.types import AgentContext
 
-        cls = get_registry().load("agent", key)
+        registry = get_registry()
+        cls = registry.load("agent", key)
         if not getattr(cls, "accepts_prompt_session", False):
             raise JarvisError(f"agent {key!r} builds its own prompts and takes no prompt provider; drop "
-                              "--prompt-provider, or use an agent that accepts one (jarvis_core.prompts.PromptDrivenAgent)")
-        runner = cls(self.engine, model=model, tools=tools, prompt_session=session)
+                              "--prompt-provider, or use --agent prompt_driven (jarvis_core.prompts.PromptDrivenAgent)")
+        runner = create_agent(key, self.engine, model=model, config=None if self._engine_is_borrowed() else self.config,
+                              registry=registry, tools=tools, prompt_session=session, bus=self._bus,
+                              approver=self._approver, temperature=temperature, max_tokens=max_tokens)
         text, history = _split_prompt(prompt)
         result = runner.run(text, AgentContext(messages=tuple(history)))
-        return {"content": result.content, "usage": to_dict(result.usage), "model": model, "finish_reason": "stop",
-                "engine": self.engine_key, "agent": key, "turns": result.turns,
-                "tool_results": [to_dict(r) for r in result.tool_results], "prompt_provider": session.provider.name}
+        return {**_agent_answer(result, model=model, engine=self.engine_key, agent=key),
+                "prompt_provider": session.provider.name}
 
     def _prepare(self, model: Optional[str] = None) -> None:
         self.engine  # noqa: B018 - builds it

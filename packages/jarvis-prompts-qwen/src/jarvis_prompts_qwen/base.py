@@ -1,5 +1,6 @@
 """What every Qwen text-mode provider shares: ``<tool_call>`` output read into Jarvis JSON, the plain-text
-response format, the ``<tools>`` block, and training examples in the model's own call format.
+response format, the ``<tools>`` block (left out when there are no tools, as Qwen's own chat template does),
+and training examples in the model's own call format.
 
 Qwen 3 adds thinking: :class:`QwenThinkingProvider` strips closed and unclosed ``<think>`` blocks (and
 ``<message>`` wrappers) before the Qwen 2.5 logic, and appends its control token to every user turn.
@@ -8,7 +9,7 @@ Qwen 3 adds thinking: :class:`QwenThinkingProvider` strips closed and unclosed `
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 from jarvis_core.prompts import PromptProvider
 from jarvis_core.prompts.blocks import (
@@ -18,17 +19,27 @@ from jarvis_core.prompts.blocks import (
     identity_header,
     rules_block,
     tool_call_format,
+    tools_json_lines,
 )
 from jarvis_core.prompts.output import parse_tagged_calls, strip_think
 
-__all__ = ["QwenTextProvider", "QwenThinkingProvider", "join_sections"]
+__all__ = ["TOOLS_INTRO", "QwenTextProvider", "QwenThinkingProvider", "join_sections", "tools_section"]
 
 TEXT_FORMAT: Dict[str, Any] = {"type": "text"}
+
+#: The line Qwen's chat template puts before the ``<tools>`` block.
+TOOLS_INTRO = "You are provided with function signatures within <tools></tools> XML tags:"
 
 
 def join_sections(*sections: str) -> str:
     """The non-empty sections, separated by blank lines."""
     return "\n\n".join(s.strip("\n") for s in sections if s and s.strip())
+
+
+def tools_section(tools: Sequence[Any], intro: str = TOOLS_INTRO) -> str:
+    """``intro`` and the tools one JSON object per line in ``<tools>``; ``""`` when there are no tools (an
+    empty ``<tools></tools>`` block only invites the model to invent one)."""
+    return intro + "\n" + tools_json_lines(tools) if tools else ""
 
 
 def function_calling_intro() -> str:
@@ -43,8 +54,6 @@ class QwenTextProvider(PromptProvider):
 
     model_family = "qwen"
     training_tier = "untrained"
-    #: The engine retries when the model answers without calling a tool (for callers that support it).
-    force_tool_calls = False
 
     @property
     def name(self) -> str:

@@ -49,7 +49,7 @@ class Qwen25Compressed(QwenTextProvider):
             speaker_block(ctx),
             agent_context_summary(ctx),
             direct_answer_policy(available_commands),
-            "Functions:\n" + tools_json_lines(tools),
+            "Functions:\n" + tools_json_lines(tools) if tools else "",
         )
 
 

@@ -1,6 +1,6 @@
 """Qwen 2.5 providers with the full ("untrained") prompt: ``Qwen25MediumUntrained`` (7B, the reference
-layout), ``Qwen25LargeUntrained`` (14B: language rule, stricter date keys), ``Qwen25_14B_Untrained`` (lazy
-tool loading) and ``Qwen25_32B_Untrained`` (no forced tool calls).
+layout), ``Qwen25LargeUntrained`` (14B: language rule, stricter date keys, forced tool calls),
+``Qwen25_14B_Untrained`` (lazy tool loading, not forced) and ``Qwen25_32B_Untrained`` (not forced).
 
 Layout: stable text first (identity, format, rules), request-dependent text last (speaker, devices, tools),
 so llama.cpp reuses the cached prefix across requests.
@@ -8,7 +8,7 @@ so llama.cpp reuses the cached prefix across requests.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, List, Mapping, Optional, Sequence
 
 from jarvis_core.prompts import NodeContext
 from jarvis_core.prompts.blocks import (
@@ -21,30 +21,12 @@ from jarvis_core.prompts.blocks import (
     speaker_block,
     tool_call_format,
     tool_catalogue,
-    tools_json_lines,
 )
 from jarvis_core.prompts.context import coerce_tools
-from jarvis_prompts_qwen.base import QwenTextProvider, function_calling_intro, join_sections
+from jarvis_core.prompts.lazy import GET_TOOLS
+from jarvis_prompts_qwen.base import QwenTextProvider, function_calling_intro, join_sections, tools_section
 
-__all__ = ["GET_TOOLS", "Qwen25LargeUntrained", "Qwen25MediumUntrained", "Qwen25_14B_Untrained",
-           "Qwen25_32B_Untrained"]
-
-TOOLS_INTRO = "You are provided with function signatures within <tools></tools> XML tags:"
-
-#: The one tool a lazy-loading prompt offers: it returns the full schemas of the named tools.
-GET_TOOLS: Dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": "get_tools",
-        "description": "Get the full definitions of tools by name before calling them.",
-        "parameters": {
-            "type": "object",
-            "properties": {"names": {"type": "array", "items": {"type": "string"},
-                                     "description": "names from the capability list"}},
-            "required": ["names"],
-        },
-    },
-}
+__all__ = ["Qwen25LargeUntrained", "Qwen25MediumUntrained", "Qwen25_14B_Untrained", "Qwen25_32B_Untrained"]
 
 
 class Qwen25MediumUntrained(QwenTextProvider):
@@ -53,9 +35,9 @@ class Qwen25MediumUntrained(QwenTextProvider):
     size_tier = "medium"
     extra_rules: Sequence[str] = ()
 
-    def tools_section(self, tools: List[Dict[str, Any]]) -> str:
-        """The ``<tools>`` block (what the model's chat template would show)."""
-        return TOOLS_INTRO + "\n" + tools_json_lines(tools)
+    def tools_block(self, tools: List[Any]) -> str:
+        """The ``<tools>`` block (what the model's chat template would show); ``""`` without tools."""
+        return tools_section(tools)
 
     def build_system_prompt(
         self,
@@ -75,7 +57,7 @@ class Qwen25MediumUntrained(QwenTextProvider):
             fallback_line(),
             speaker_block(ctx),
             agent_context_summary(ctx),
-            self.tools_section(specs),
+            self.tools_block(specs),
             direct_answer_policy(available_commands),
             "Tools:\n" + catalogue if catalogue and not self.lazy_tool_loading else "",
         )
@@ -95,18 +77,18 @@ class Qwen25LargeUntrained(Qwen25MediumUntrained):
 
 class Qwen25_14B_Untrained(Qwen25LargeUntrained):
     """Qwen 2.5 14B with lazy tool loading: the prompt lists what each tool is for and offers only
-    ``get_tools``; the model fetches the schemas it needs (the caller answers that call)."""
+    ``get_tools``; the model fetches the schemas it needs, which the session answers
+    (:mod:`jarvis_core.prompts.lazy`). Tool calls are not forced: the model may answer from context."""
 
     lazy_tool_loading = True
+    force_tool_calls = False
 
-    def tools_section(self, tools: List[Dict[str, Any]]) -> str:
+    def tools_block(self, tools: List[Any]) -> str:
         listing = tool_catalogue(tools)
-        head = ("Capabilities (call get_tools with the names you need to see their parameters, then call them):\n"
-                + listing) if listing else ""
-        return join_sections(head, TOOLS_INTRO + "\n" + tools_json_lines([GET_TOOLS]))
-
-    def build_tools(self, tools: Sequence[Any]) -> List[Dict[str, Any]]:
-        return [dict(GET_TOOLS)]
+        if not listing:
+            return ""
+        head = "Capabilities (call get_tools with the names you need to see their parameters, then call them):\n"
+        return join_sections(head + listing, tools_section([GET_TOOLS]))
 
 
 class Qwen25_32B_Untrained(Qwen25LargeUntrained):

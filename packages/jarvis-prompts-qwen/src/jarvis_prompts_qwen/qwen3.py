@@ -2,14 +2,15 @@
 
 - ``Qwen3LargeUntrained`` (30B-A3B) and ``Qwen3_14B_Compressed``: ``<tool_call>`` text, ``/no_think`` on
   every user turn, thinking and ``<message>`` wrappers stripped from the reply.
-- ``Qwen3_8B_Compressed``: tools block first (it helped this model), ``/think`` or ``/no_think`` from its
-  ``thinking`` setting, closed and unclosed ``<think>`` stripped.
+- ``Qwen3_8B_Compressed``: tools block first (it helped this model), ``/no_think``, closed and unclosed
+  ``<think>`` stripped. ``Qwen3_8B_Thinking`` is the same prompt with ``/think``: the model reasons before
+  answering (slower: hundreds of reasoning tokens per turn), and the reasoning is stripped the same way.
 - ``Qwen3_5_9B_Compressed``: native tools; the prompt has no tools block and no format rules.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 from jarvis_core.prompts import NodeContext
 from jarvis_core.prompts.blocks import (
@@ -21,13 +22,12 @@ from jarvis_core.prompts.blocks import (
     rules_block,
     speaker_block,
     tool_call_format,
-    tools_json_lines,
 )
 from jarvis_core.prompts.output import strip_think
-from jarvis_prompts_qwen.base import QwenThinkingProvider, function_calling_intro, join_sections
-from jarvis_prompts_qwen.qwen25 import TOOLS_INTRO
+from jarvis_prompts_qwen.base import QwenThinkingProvider, function_calling_intro, join_sections, tools_section
 
-__all__ = ["Qwen3LargeUntrained", "Qwen3_14B_Compressed", "Qwen3_5_9B_Compressed", "Qwen3_8B_Compressed"]
+__all__ = ["Qwen3LargeUntrained", "Qwen3_14B_Compressed", "Qwen3_5_9B_Compressed", "Qwen3_8B_Compressed",
+           "Qwen3_8B_Thinking"]
 
 
 class Qwen3LargeUntrained(QwenThinkingProvider):
@@ -51,7 +51,7 @@ class Qwen3LargeUntrained(QwenThinkingProvider):
             fallback_line(),
             speaker_block(ctx),
             agent_context_summary(ctx),
-            TOOLS_INTRO + "\n" + tools_json_lines(tools),
+            tools_section(tools),
             direct_answer_policy(available_commands),
         )
 
@@ -74,20 +74,24 @@ class Qwen3_14B_Compressed(Qwen3LargeUntrained):
             rules_block(("required", "param_names", "dates")),
             speaker_block(ctx),
             agent_context_summary(ctx),
-            TOOLS_INTRO + "\n" + tools_json_lines(tools),
+            tools_section(tools),
             direct_answer_policy(available_commands),
         )
 
 
 class Qwen3_8B_Compressed(QwenThinkingProvider):
     """Qwen 3 8B: tools first, then format and rules. ``thinking=True`` sends ``/think`` instead of
-    ``/no_think`` (slower: hundreds of reasoning tokens per turn)."""
+    ``/no_think`` (slower: hundreds of reasoning tokens per turn); the registered ``Qwen3_8B_Thinking`` is
+    that setting under its own name."""
 
     size_tier = "medium"
 
     def __init__(self, thinking: bool = False) -> None:
         self.thinking = thinking
         self.user_message_suffix = "/think" if thinking else "/no_think"
+
+    def get_capabilities(self) -> Dict[str, Any]:
+        return {**super().get_capabilities(), "thinking": self.thinking}
 
     def build_system_prompt(
         self,
@@ -99,7 +103,7 @@ class Qwen3_8B_Compressed(QwenThinkingProvider):
         ctx = NodeContext.coerce(node_context)
         return join_sections(
             identity_header(ctx.room, ctx.voice_mode),
-            TOOLS_INTRO + "\n" + tools_json_lines(tools),
+            tools_section(tools),
             ANTI_HALLUCINATION.format(terminology="function"),
             tool_call_format(),
             rules_block(("required", "one_at_a_time", "param_names", "dates")),
@@ -107,6 +111,14 @@ class Qwen3_8B_Compressed(QwenThinkingProvider):
             speaker_block(ctx),
             agent_context_summary(ctx),
         )
+
+
+class Qwen3_8B_Thinking(Qwen3_8B_Compressed):
+    """``Qwen3_8B_Compressed`` with thinking on (``/think`` on every user turn), so ``--prompt-provider
+    Qwen3_8B_Thinking`` (or a ``[model_defaults]`` rule naming it) turns thinking on without code."""
+
+    def __init__(self) -> None:
+        super().__init__(thinking=True)
 
 
 class Qwen3_5_9B_Compressed(QwenThinkingProvider):

@@ -7,6 +7,10 @@ otherwise straight to the engine. ``--tools a,b`` hands registered tools to the 
 its result is shown on stderr as it happens, and a run that ends for another reason than a final answer
 (``max_turns``, ``error``, …) says so there too.
 
+With ``--prompt-provider NAME`` a prompt provider builds the system prompt (from ``--node-context``,
+``--timezone``, ``--commands`` and the tools) and reads the reply: the tool calls it read are printed, not
+run; with ``--agent prompt_driven`` as well they are run in a tool loop (docs/prompts.md).
+
 Announcements and errors go to stderr, the answer alone to stdout, so ``jarvis ask … > answer.txt`` works.
 """
 
@@ -54,6 +58,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    "are printed, not run")
     g.add_argument("--node-context", metavar="FILE", help="JSON object: room, user, voice_mode, user_memories, agents")
     g.add_argument("--timezone", metavar="TZ", help="the node's timezone, e.g. Europe/Paris")
+    g.add_argument("--commands", metavar="FILE",
+                   help="JSON array of {command_name, allow_direct_answer, examples}: which commands may be answered "
+                   "without a tool call")
     return p
 
 
@@ -177,15 +184,18 @@ def _provider_options(args: argparse.Namespace) -> Dict[str, Any]:
     """``ask_full`` keywords for ``--prompt-provider`` (empty without it); a bad context file is a JarvisError."""
     name = getattr(args, "prompt_provider", None)
     if not name:
-        if getattr(args, "node_context", None) or getattr(args, "timezone", None):
+        if any(getattr(args, a, None) for a in ("node_context", "timezone", "commands")):
             from jarvis_core.errors import JarvisError
 
-            raise JarvisError("--node-context and --timezone are read by a prompt provider; add --prompt-provider NAME")
+            raise JarvisError("--node-context, --timezone and --commands are read by a prompt provider; add "
+                              "--prompt-provider NAME")
         return {}
     from jarvis_core.cli.prompt_files import read_json_file
 
     context = read_json_file(args.node_context, "--node-context", want=dict) if args.node_context else None
-    return {"prompt_provider": name, "node_context": context, "timezone": args.timezone}
+    commands = read_json_file(args.commands, "--commands", want=list) if args.commands else None
+    return {"prompt_provider": name, "node_context": context, "timezone": args.timezone,
+            "available_commands": commands}
 
 
 def _ask_with_provider(jarvis: Any, prompt: str, args: argparse.Namespace, provider_options: Dict[str, Any]) -> int:

@@ -10,21 +10,30 @@ In text mode the assistant turn kept in the transcript is the parsed one (messag
 calls), so the tool results that follow answer real call ids and the chat template renders the calls in the
 model's own format.
 
+The provider's two loop flags are honoured here: with ``lazy_tool_loading`` the model's ``get_tools`` calls
+are answered by the session (never sent to the executor; in native mode the fetched tools are offered from
+then on), and with ``force_tool_calls`` a first reply that calls no tool is asked again once with the
+session's corrective turn.
+
+It is registered as the agent ``prompt_driven`` by the core's ``core-prompts`` plugin, so
+``jarvis ask --agent prompt_driven --prompt-provider NAME --tools …`` runs the tools a provider's prompt offers.
+
 Other agents opt in the same way: set ``accepts_prompt_session = True`` and take a ``prompt_session``
 keyword; ``Jarvis.ask(agent=…, prompt_provider=…)`` then hands them the session.
 """
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, ClassVar, List, Optional
+from typing import Any, AsyncIterator, ClassVar, Dict, List, Optional, Sequence
 
 import attrs
 
-from jarvis_core.agents.events import AgentEvent
+from jarvis_core.agents.events import AgentEvent, ToolCallFinished
 from jarvis_core.agents.run import AgentRun
 from jarvis_core.agents.tool_agent import FINAL_ANSWER_PROMPT, Decision, ToolUsingAgent
+from jarvis_core.errors import ConfigError
 from jarvis_core.prompts.session import PromptSession
-from jarvis_core.types import AgentContext, Message, Role
+from jarvis_core.types import AgentContext, Message, Role, ToolCall, ToolResult
 
 __all__ = ["PromptDrivenAgent"]
 
@@ -36,7 +45,10 @@ class PromptDrivenAgent(ToolUsingAgent):
     agent_id = "prompt_driven"
     accepts_prompt_session: ClassVar[bool] = True
 
-    def __init__(self, engine: Any, *, prompt_session: PromptSession, **kwargs: Any) -> None:
+    def __init__(self, engine: Any, *, prompt_session: Optional[PromptSession] = None, **kwargs: Any) -> None:
+        if prompt_session is None:
+            raise ConfigError(f"agent {self.agent_id!r} is driven by a prompt provider and got none: add "
+                              "--prompt-provider NAME (or prompt_provider=... in Jarvis.ask)")
         super().__init__(engine, **kwargs)
         if not prompt_session.tools and self.tool_specs():
             prompt_session = attrs.evolve(prompt_session, tools=list(self.tool_specs()))
@@ -50,6 +62,14 @@ class PromptDrivenAgent(ToolUsingAgent):
         async for event in self._provider_call(run, with_tools=True):
             yield event
         assert run.completion is not None
+        session = self.prompt_session
+        if (not run.tool_results and not run.state.get("retried_for_tool_call")
+                and session.needs_tool_call(run.completion.tool_calls)):
+            run.state["retried_for_tool_call"] = True
+            run.messages.append(session.tool_call_required())
+            async for event in self._provider_call(run, with_tools=True):
+                yield event
+            assert run.completion is not None
         run.state["decision"] = Decision(run.completion.content or "", run.completion.tool_calls)
 
     async def final_answer(self, run: AgentRun) -> AsyncIterator[AgentEvent]:
@@ -57,9 +77,31 @@ class PromptDrivenAgent(ToolUsingAgent):
         async for event in self._provider_call(run, with_tools=False):
             yield event
 
+    async def _run_calls(self, run: AgentRun, calls: Sequence[ToolCall], out: List[ToolResult]
+                         ) -> AsyncIterator[AgentEvent]:
+        """``get_tools`` calls are answered by the session; the others go through the executor as usual.
+        ``out`` gets every result in call order."""
+        session = self.prompt_session
+        answered: Dict[int, ToolResult] = {}
+        loaded: List[str] = run.state.setdefault("tools_loaded", [])
+        for i, call in enumerate(calls):
+            if session.is_get_tools(call):
+                answered[i], names = session.answer_get_tools(call)
+                loaded.extend(n for n in names if n not in loaded)
+                yield ToolCallFinished(run.run_id, run.turns, answered[i])
+        if not answered:
+            async for event in super()._run_calls(run, calls, out):
+                yield event
+            return
+        others: List[ToolResult] = []
+        async for event in super()._run_calls(run, [c for i, c in enumerate(calls) if i not in answered], others):
+            yield event
+        rest = iter(others)
+        out.extend(answered[i] if i in answered else next(rest) for i in range(len(calls)))
+
     async def _provider_call(self, run: AgentRun, *, with_tools: bool) -> AsyncIterator[AgentEvent]:
         """One model call shaped by the session; ``run.completion`` becomes the reply as the provider read it."""
-        options = self.prompt_session.request_options(self.engine)
+        options = self.prompt_session.request_options(self.engine, loaded=run.state.get("tools_loaded", ()))
         tools = options.pop("tools", None) if with_tools else None
         options.pop("tools", None)
         async for event in self.call_model(run, tools=tools, continue_on_length=True, **options):

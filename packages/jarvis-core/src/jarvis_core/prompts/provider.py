@@ -75,8 +75,12 @@ class PromptProvider(abc.ABC):
     supports_native_tools: bool = False
     #: Appended to every user turn (control tokens such as ``/no_think``); see :func:`append_suffix`.
     user_message_suffix: str = ""
-    #: The prompt lists capabilities plus one ``get_tools`` meta-tool; schemas are fetched on demand.
+    #: The prompt lists capabilities plus one ``get_tools`` meta-tool; schemas are fetched on demand (the
+    #: session answers ``get_tools`` itself, see :mod:`jarvis_core.prompts.lazy`).
     lazy_tool_loading: bool = False
+    #: The model must act through a tool: when tools were given and its first reply calls none, the request
+    #: is retried once with a corrective user turn (:data:`jarvis_core.prompts.session.TOOL_CALL_REQUIRED`).
+    force_tool_calls: bool = False
     #: Reasoning delimiters streaming code hides from the user.
     think_delimiters: Tuple[str, str] = ("<think>", "</think>")
 

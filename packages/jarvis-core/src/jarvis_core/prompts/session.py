@@ -10,22 +10,32 @@ Text mode (``supports_native_tools`` False): the tools are in the system prompt,
 Native mode: the engine gets ``build_tools(tools)`` and no ``response_format``; its structured tool calls
 are used as they are and ``parse_response`` is not called. In both modes the provider's suffix is appended
 to every user turn.
+
+Two provider flags need the caller's help, and the session gives it: with ``lazy_tool_loading`` the model's
+``get_tools`` calls are answered here (:meth:`PromptSession.answer_get_tools`; in native mode the tools it
+fetched are sent from then on), and with ``force_tool_calls`` a first reply without a tool call is asked
+again once with :data:`TOOL_CALL_REQUIRED` (:meth:`PromptSession.needs_tool_call`).
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Collection, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import attrs
 
 from jarvis_core.errors import JarvisError
 from jarvis_core.prompts.context import NodeContext, coerce_commands, coerce_tools
 from jarvis_core.prompts.jarvis_json import JarvisReply
+from jarvis_core.prompts.lazy import GET_TOOLS_NAME, get_tools_answer, get_tools_spec
 from jarvis_core.prompts.provider import JARVIS_JSON_RESPONSE_FORMAT, PromptProvider, append_suffix
-from jarvis_core.types import Completion, Message, MessageLike, Role
+from jarvis_core.types import Completion, Message, MessageLike, Role, ToolCall, ToolResult
 
-__all__ = ["PromptReply", "PromptSession"]
+__all__ = ["TOOL_CALL_REQUIRED", "PromptReply", "PromptSession"]
+
+#: The corrective user turn sent once when a provider forces tool calls and the model answered without one.
+TOOL_CALL_REQUIRED = ("You answered without calling a tool. Call the tool that does what I asked now; answer in "
+                      "words only if none of the tools can do it.")
 
 
 @attrs.frozen
@@ -87,14 +97,21 @@ class PromptSession:
         fmt = self.provider.get_response_format()
         return dict(fmt) if fmt is not None else JARVIS_JSON_RESPONSE_FORMAT
 
-    def request_options(self, engine: Any = None) -> Dict[str, Any]:
+    def request_options(self, engine: Any = None, *, loaded: Collection[str] = ()) -> Dict[str, Any]:
         """Keyword arguments for ``engine.generate``: ``tools`` in native mode, ``response_format`` in text mode.
 
         With ``engine`` given, an engine that takes no ``response_format`` option is checked: a plain-text
         format is left out (it asks for nothing), a JSON format is a :class:`JarvisError` naming the engine.
+        A lazy-loading provider in native mode sends ``get_tools`` plus the tools named in ``loaded`` (those
+        the model has fetched so far).
         """
         if self.native:
-            return {"tools": self.provider.build_tools(list(self.tools))} if self.tools else {}
+            if not self.tools:
+                return {}
+            if self.provider.lazy_tool_loading:
+                fetched = [t for t in self.tools if t["function"]["name"] in loaded]
+                return {"tools": [get_tools_spec(), *(self.provider.build_tools(fetched) if fetched else [])]}
+            return {"tools": self.provider.build_tools(list(self.tools))}
         fmt = self.response_format()
         if engine is not None and "response_format" not in getattr(engine, "allowed_options", ()):
             if fmt is None or fmt.get("type") == "text":
@@ -124,12 +141,35 @@ class PromptSession:
         rewritten = attrs.evolve(completion, content=reply.message, tool_calls=calls, finish_reason=finish)
         return PromptReply(reply, rewritten, parsed_by_provider=parsed is not None)
 
+    # -- lazy tool loading and forced tool calls ----------------------------------------------------------
+    def is_get_tools(self, call: ToolCall) -> bool:
+        """True for a ``get_tools`` call this session answers itself (a lazy-loading provider, and no real
+        tool of that name among the session's tools)."""
+        return (bool(self.provider.lazy_tool_loading) and call.name == GET_TOOLS_NAME
+                and all(t["function"]["name"] != GET_TOOLS_NAME for t in self.tools))
+
+    def answer_get_tools(self, call: ToolCall) -> Tuple[ToolResult, Tuple[str, ...]]:
+        """The result of a ``get_tools`` call: the requested tools' definitions from this session's tools
+        (see :func:`~jarvis_core.prompts.lazy.get_tools_answer`), and the names it defined."""
+        content, names = get_tools_answer(self.tools, call.arguments)
+        return ToolResult(call.id, call.name, content, ok=True), names
+
+    def needs_tool_call(self, calls: Sequence[ToolCall]) -> bool:
+        """True when the provider forces tool calls, tools were given, and ``calls`` (a reply's) is empty."""
+        return bool(self.provider.force_tool_calls) and bool(self.tools) and not calls
+
+    def tool_call_required(self) -> Message:
+        """The corrective user turn (:data:`TOOL_CALL_REQUIRED` with the provider's suffix)."""
+        return Message.user(append_suffix(TOOL_CALL_REQUIRED, self.provider.user_message_suffix))
+
     def describe(self) -> Mapping[str, Any]:
         """What this session sends, for ``--json`` output and logs (no prompt text)."""
         return {"provider": self.provider.name, "mode": "native" if self.native else "text",
                 "tools": [t["function"]["name"] for t in self.tools],
                 "user_message_suffix": self.provider.user_message_suffix,
-                "response_format": self.response_format()}
+                "response_format": self.response_format(),
+                "lazy_tool_loading": bool(self.provider.lazy_tool_loading),
+                "force_tool_calls": bool(self.provider.force_tool_calls)}
 
 
 def _safe_parse(provider: PromptProvider, content: str) -> Optional[str]:
