@@ -18,7 +18,8 @@ def _jarvis(*args: str, env: Dict[str, str]) -> subprocess.CompletedProcess:
 
 
 def _env(tmp_path: pathlib.Path, **extra: str) -> Dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JARVIS_", "OLLAMA_", "LLAMACPP_"))}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("JARVIS_", "OLLAMA_", "LLAMACPP_", "VLLM_", "OPENAI_", "ANTHROPIC_", "GEMINI_"))}
     env.update({"JARVIS_HOME": str(tmp_path / "home"), "PYTHONIOENCODING": "utf-8", **extra})
     return env
 
@@ -27,7 +28,9 @@ def _env(tmp_path: pathlib.Path, **extra: str) -> Dict[str, str]:
     ('[engine]\ndefault = "olama"\n',
      ":2: engine.default names 'olama', which is not an installed engine; installed: cloud, embedded"),
     ('[engine.ollama]\nhost = "http://[::1"\n',
-     ":2: engine.ollama.host: invalid address 'http://[::1': unbalanced '['"),
+     ":2: engine.ollama.host: unbalanced '[' in '[::1'"),
+    ('[engine.vllm]\nhost = "http://[::1"\n',
+     ":2: engine.vllm.host: invalid address 'http://[::1': unbalanced '['"),
     ('[engine.llamacpp]\nhost = "http://127.0.0.1:99999"\n',
      ":2: engine.llamacpp.host: invalid address 'http://127.0.0.1:99999': port 99999 is not between 1 and 65535"),
     ('[engine.ollama]\ntimeout = nan\n',
@@ -72,6 +75,33 @@ def test_config_show_finds_values_that_cannot_work(tmp_path, toml, expected):
     errors = [line for line in proc.stderr.splitlines() if line.startswith("jarvis: error: ")]
     assert len(errors) == 1 and errors[0].startswith(f"jarvis: error: {config}{expected}"), proc.stderr
     assert "Traceback" not in proc.stderr and "unexpected" not in proc.stderr
+
+
+@pytest.mark.parametrize(("var", "value", "expected"), [
+    ("LLAMACPP_HOST", "http://[::1", "$LLAMACPP_HOST: invalid address 'http://[::1': unbalanced '['"),
+    ("OPENAI_BASE_URL", "http://[::1", "$OPENAI_BASE_URL: invalid address 'http://[::1': unbalanced '['"),
+    ("GEMINI_BASE_URL", "http://127.0.0.1:70000",
+     "$GEMINI_BASE_URL: invalid address 'http://127.0.0.1:70000': port 70000 is not between 1 and 65535"),
+    ("OLLAMA_HOST", "http://127.0.0.1:99999",
+     "$OLLAMA_HOST: invalid port '99999' in 'http://127.0.0.1:99999'; expected a number from 0 to 65535"),
+])
+def test_config_show_checks_addresses_from_the_environment(tmp_path, var, value, expected):
+    proc = _jarvis("config", "show", env=_env(tmp_path, **{var: value}))
+    assert proc.returncode == 1
+    assert proc.stderr.startswith(f"jarvis: error: {expected}"), proc.stderr
+    assert proc.stderr.endswith(" (set in the environment)\n") and proc.stderr.count("\n") == 1, proc.stderr
+
+
+def test_addresses_the_engine_accepts_pass_from_the_file_and_the_environment(tmp_path):
+    # Ollama reads ":11434" and "0.0.0.0" (its own OLLAMA_HOST forms); a cloud base URL set in the file
+    # wins over a broken OPENAI_BASE_URL, which is then not used at all.
+    config = tmp_path / "config.toml"
+    config.write_text('[engine.ollama]\nhost = ":11434"\n[engine.cloud]\nopenai_base_url = "http://proxy:4000/v1"\n',
+                      encoding="utf-8")
+    proc = _jarvis("config", "show", env=_env(tmp_path, JARVIS_CONFIG=str(config), OPENAI_BASE_URL="http://[::1"))
+    assert proc.returncode == 0, proc.stderr
+    proc = _jarvis("config", "show", env=_env(tmp_path, OLLAMA_HOST="0.0.0.0"))
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_default_engine_typo_gets_a_suggestion(tmp_path):

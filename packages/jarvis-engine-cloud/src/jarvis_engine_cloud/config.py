@@ -15,7 +15,10 @@ from typing import Optional
 
 import attrs
 
+from jarvis_core.config.value_checks import METADATA_ENV
 from jarvis_core.engine.limits import check_count, check_seconds, validator
+from jarvis_engine_cloud.credentials import URL_VARS
+from jarvis_engine_cloud.routing import ANTHROPIC, GOOGLE, OPENAI
 
 __all__ = ["CloudConfig"]
 
@@ -27,9 +30,9 @@ class CloudConfig:
     openai_api_key: Optional[str] = attrs.field(default=None, repr=False)
     anthropic_api_key: Optional[str] = attrs.field(default=None, repr=False)
     gemini_api_key: Optional[str] = attrs.field(default=None, repr=False)
-    openai_base_url: Optional[str] = None
-    anthropic_base_url: Optional[str] = None
-    gemini_base_url: Optional[str] = None
+    openai_base_url: Optional[str] = attrs.field(default=None, metadata={METADATA_ENV: URL_VARS[OPENAI]})
+    anthropic_base_url: Optional[str] = attrs.field(default=None, metadata={METADATA_ENV: URL_VARS[ANTHROPIC]})
+    gemini_base_url: Optional[str] = attrs.field(default=None, metadata={METADATA_ENV: URL_VARS[GOOGLE]})
     timeout: Optional[float] = attrs.field(default=None, validator=validator(check_seconds))
     connect_timeout: Optional[float] = attrs.field(default=None, validator=validator(check_seconds))
     max_retries: Optional[int] = attrs.field(default=None, validator=validator(check_count, minimum=0))

@@ -17,10 +17,17 @@ from typing import Any, Optional
 
 import attrs
 
+from jarvis_core.config.value_checks import METADATA_ADDRESS_CHECK
 from jarvis_core.engine.limits import check_count, check_seconds, validator
+from jarvis_engine_ollama.host import resolve_host
 from jarvis_engine_ollama.options import check_keep_alive, check_num_ctx, check_think
 
 __all__ = ["OllamaConfig"]
+
+
+def _check_host(value: str, source: str) -> None:
+    """``jarvis config show`` checks the host (from the file or ``OLLAMA_HOST``) as the engine reads it."""
+    resolve_host(value, source=source)
 
 
 def _validate(check: Any) -> Any:
@@ -34,7 +41,7 @@ def _validate(check: Any) -> Any:
 class OllamaConfig:
     """``[engine.ollama]``: where the server is and how requests are made."""
 
-    host: Optional[str] = None
+    host: Optional[str] = attrs.field(default=None, metadata={METADATA_ADDRESS_CHECK: _check_host})
     api_key: Optional[str] = attrs.field(default=None, repr=False)
     timeout: Optional[float] = attrs.field(default=None, validator=validator(check_seconds))
     connect_timeout: Optional[float] = attrs.field(default=None, validator=validator(check_seconds))
