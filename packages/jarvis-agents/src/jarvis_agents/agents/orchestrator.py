@@ -80,7 +80,10 @@ class OrchestratorAgent(LoopAgent):
         return OJ_TEXT if run.state["mode"] == "text" else REACT
 
     async def loop(self, run: AgentRun) -> AsyncIterator[AgentEvent]:
-        mode, reason = await asyncio.to_thread(self.resolved_mode)  # auto may ask the server: off the loop
+        # auto asks the server once, off the loop; afterwards (and for a configured mode) the answer is known,
+        # and a thread hand-off per run would cost more than a fast model's turn.
+        chosen = self._chosen
+        mode, reason = chosen if chosen is not None else await asyncio.to_thread(self.resolved_mode)
         run.state["mode"] = mode
         if self.mode == "auto":
             message = f"orchestrator mode auto chose {mode}: {reason}"

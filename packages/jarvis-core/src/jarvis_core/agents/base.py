@@ -289,17 +289,23 @@ class BaseAgent:
         assert result is not None
         return result
 
+    async def _arun_into(self, box: List[Any], input: str, context: Optional[AgentContext]) -> None:
+        # The result goes into ``box``, not out of the task: on the main thread asyncio.run() restores its
+        # SIGINT handler at the end, and that repr()s the main task with its result (the whole transcript).
+        box.append(await self.arun(input, context))
+
     def run(self, input: str, context: Optional[AgentContext] = None) -> AgentResult:
         """Synchronous :meth:`arun`. Works from a thread that already runs an event loop, too."""
+        box: List[Any] = []
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.arun(input, context))
-        box: List[Any] = []
+            asyncio.run(self._arun_into(box, input, context))
+            return box[0]
 
         def target() -> None:
             try:
-                box.append(asyncio.run(self.arun(input, context)))
+                asyncio.run(self._arun_into(box, input, context))
             except BaseException as exc:
                 box.append(exc)
 

@@ -22,9 +22,13 @@ class LoopGuardConfig:
     max_blocked: int = 1
 
 
+#: One encoder for every key (json.dumps with options builds a new encoder per call, on every tool call).
+_CANONICAL = json.JSONEncoder(sort_keys=True)
+
+
 def _key(call: ToolCall) -> Tuple[str, str]:
     try:
-        args = json.dumps(json.loads(call.arguments or "{}"), sort_keys=True)
+        args = _CANONICAL.encode(json.loads(call.arguments or "{}"))
     except ValueError:
         args = call.arguments
     return call.name, args

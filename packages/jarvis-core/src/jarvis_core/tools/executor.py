@@ -37,6 +37,10 @@ log = logging.getLogger(__name__)
 Approver = Callable[[ToolCall, Any], Union[bool, Awaitable[bool]]]
 
 
+#: The policy of a call whose tool is unknown (built once: an attrs init with validators on every call adds up).
+_NO_POLICY = ToolPolicy()
+
+
 class _Prepared:
     __slots__ = ("abandoned", "arguments", "call", "early", "policy", "started", "thread_done", "tool")
 
@@ -44,7 +48,7 @@ class _Prepared:
         self.call = call
         self.started = started
         self.tool: Any = None
-        self.policy: ToolPolicy = ToolPolicy()
+        self.policy: ToolPolicy = _NO_POLICY
         self.arguments: Dict[str, Any] = {}
         self.early: Optional[Tuple[str, str]] = None  # (outcome, message) when the call must not run
         self.abandoned = False
