@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 PROBE = """
 import sys
 from jarvis_core.cli.main import main
-code = main(["plugins"])
+code = main(["plugins", "--json"])
 loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("httpx", "httpcore", "sqlite3", "xllamacpp")
                 or m.startswith(("jarvis_agents.agents", "jarvis_agents.tools", "jarvis_core.agents", "jarvis_core.tools")))
 sys.stderr.write("IMPORTED:" + ",".join(loaded) + "\\n")

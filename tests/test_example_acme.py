@@ -36,7 +36,7 @@ def test_its_conformance_run_passes_installed(acme_venv, tmp_path):
 
 
 def test_listed_and_its_defaults_rule_applies(acme_venv):
-    proc = acme_venv.jarvis("plugins", "--hook", "jarvis_register_parsers")
+    proc = acme_venv.jarvis("plugins", "--hook", "jarvis_register_parsers", "--json")
     assert proc.returncode == 0, proc.stderr
     acme = next(p for p in json.loads(proc.stdout)["plugins"] if p["name"] == "engine-acme")
     assert acme["distribution"] == "jarvis-engine-acme"

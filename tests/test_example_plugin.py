@@ -20,7 +20,7 @@ def echo_venv(plugin_venv, example_echo_project):
 
 
 def test_listed_with_its_registrations(echo_venv):
-    proc = echo_venv.jarvis("plugins", "--hook", "jarvis_register_config_sections")
+    proc = echo_venv.jarvis("plugins", "--hook", "jarvis_register_config_sections", "--json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     echo = next(p for p in doc["plugins"] if p["name"] == "engine-echo")

@@ -60,7 +60,7 @@ def fresh_venv(tmp_path_factory):
 
 def test_only_the_ollama_engine_is_installed(fresh_venv):
     bindir, env = fresh_venv
-    listing = json.loads(_run([bindir / "jarvis", "plugins"], env).stdout)
+    listing = json.loads(_run([bindir / "jarvis", "plugins", "--json"], env).stdout)
     dists = {p["distribution"] for p in listing["plugins"]}
     assert dists == {"jarvis-core", "jarvis-engine-ollama"}, dists
     engines = [e["key"] for p in listing["plugins"] for e in p["registered"].get("engine", [])]

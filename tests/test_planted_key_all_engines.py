@@ -43,22 +43,54 @@ def _compat(key: str) -> Callable[[str], Any]:
     return make
 
 
-def _cloud(url: str) -> Any:
-    from jarvis_engine_cloud.engine import CloudEngine
+def _cloud(provider: str) -> Callable[[str], Any]:
+    def make(url: str) -> Any:
+        from jarvis_engine_cloud.engine import CloudEngine
 
-    return CloudEngine(openai_api_key=KEY, openai_base_url=url + "/v1", max_retries=0, timeout=5.0, environ={})
+        where = {"cloud": {"openai_api_key": KEY, "openai_base_url": url + "/v1"},
+                 "anthropic": {"anthropic_api_key": KEY, "anthropic_base_url": url},
+                 "gemini": {"gemini_api_key": KEY, "gemini_base_url": url}}[provider]
+        return CloudEngine(**where, max_retries=0, timeout=5.0, environ={})
+
+    return make
 
 
 ENGINES: Dict[str, Callable[[str], Any]] = {
-    "ollama": _ollama, "llamacpp": _compat("llamacpp"), "vllm": _compat("vllm"), "cloud": _cloud,
+    "ollama": _ollama, "llamacpp": _compat("llamacpp"), "vllm": _compat("vllm"), "cloud": _cloud("cloud"),
+    "anthropic": _cloud("anthropic"), "gemini": _cloud("gemini"),
 }
-MODEL = {"ollama": "m:latest", "llamacpp": "m", "vllm": "m", "cloud": "gpt-x"}
+MODEL = {"ollama": "m:latest", "llamacpp": "m", "vllm": "m", "cloud": "gpt-x", "anthropic": "claude-x",
+         "gemini": "gemini-x"}
+#: The request header that carries the key, and its value.
+AUTH = {"anthropic": ("x-api-key", KEY), "gemini": ("x-goog-api-key", KEY)}
 ECHO = f"key Bearer {KEY} revoked"
+ENV_VARS = ("OLLAMA_HOST", "LLAMACPP_HOST", "VLLM_HOST", "OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL",
+            "ANTHROPIC_API_KEY", "GEMINI_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY")
+
+#: The start of an Anthropic stream (message_start, one text delta), before whatever a scenario adds.
+_ANTHROPIC_START = [
+    'event: message_start\ndata: {"type":"message_start","message":{"id":"m1","type":"message","role":"assistant",'
+    '"content":[],"model":"claude-x","usage":{"input_tokens":1,"output_tokens":0}}}',
+    'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}',
+    'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"}}',
+]
+_ANTHROPIC_END = [
+    'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}',
+    'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":1}}',
+    'event: message_stop\ndata: {"type":"message_stop"}',
+]
+_GEMINI_TEXT = 'data: {"candidates":[{"content":{"role":"model","parts":[{"text":"a"}]},"index":0}]}'
 
 
 def _stream_error(engine: str) -> Exchange:
     if engine == "ollama":
         return Exchange("*", None, ndjson=[{"message": {"content": "a"}}, {"error": ECHO}])
+    if engine == "anthropic":
+        error = {"type": "error", "error": {"type": "overloaded_error", "message": ECHO}}
+        return Exchange("*", None, sse=[*_ANTHROPIC_START, "event: error\ndata: " + json.dumps(error)])
+    if engine == "gemini":
+        error = {"error": {"code": 500, "message": ECHO, "status": "INTERNAL"}}
+        return Exchange("*", None, sse=[_GEMINI_TEXT, "data: " + json.dumps(error)])
     return Exchange("*", None, sse=['data: {"choices":[{"index":0,"delta":{"content":"a"}}]}',
                                     "data: " + json.dumps({"error": {"message": ECHO}})])
 
@@ -66,7 +98,21 @@ def _stream_error(engine: str) -> Exchange:
 def _malformed(engine: str) -> Exchange:
     if engine == "ollama":
         return Exchange("*", None, ndjson=['{"message":{"content":"a"}}', "{bad json " + ECHO])
+    if engine == "anthropic":
+        return Exchange("*", None, sse=[*_ANTHROPIC_START, "event: content_block_delta\ndata: {bad json " + ECHO])
     return Exchange("*", None, sse=["data: {bad json " + ECHO])
+
+
+def _success(engine: str) -> Dict[str, Any]:
+    """The body of a normal, finished reply in the engine's stream format."""
+    if engine == "ollama":
+        return {"ndjson": [{"message": {"content": "a"}, "done": True}]}
+    if engine == "anthropic":
+        return {"sse": [*_ANTHROPIC_START, *_ANTHROPIC_END]}
+    if engine == "gemini":
+        return {"sse": ['data: {"candidates":[{"content":{"role":"model","parts":[{"text":"a"}]},'
+                        '"finishReason":"STOP","index":0}]}']}
+    return {"sse": ['data: {"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":"stop"}]}', "data: [DONE]"]}
 
 
 SCENARIOS: Dict[str, Callable[[str], Exchange]] = {
@@ -78,11 +124,7 @@ SCENARIOS: Dict[str, Callable[[str], Exchange]] = {
     "stream_error_event": _stream_error,
     "malformed_line": _malformed,
     "html_200": lambda e: Exchange("*", None, raw=f"<html>{ECHO}</html>", headers={"content-type": "text/html"}),
-    "header_echo_on_success": lambda e: Exchange("*", None, headers={"x-echo-auth": f"Bearer {KEY}"},
-                                                 **({"ndjson": [{"message": {"content": "a"}, "done": True}]}
-                                                    if e == "ollama" else
-                                                    {"sse": ['data: {"choices":[{"index":0,"delta":{"content":"a"},'
-                                                             '"finish_reason":"stop"}]}', "data: [DONE]"]})),
+    "header_echo_on_success": lambda e: Exchange("*", None, headers={"x-echo-auth": f"Bearer {KEY}"}, **_success(e)),
 }
 
 
@@ -121,7 +163,7 @@ def _exercise(engine: Any, model: str) -> List[BaseException]:
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 @pytest.mark.parametrize("name", sorted(ENGINES))
 def test_planted_key_never_shows(name, scenario, caplog, monkeypatch):
-    for var in ("OLLAMA_HOST", "LLAMACPP_HOST", "VLLM_HOST", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
+    for var in ENV_VARS:
         monkeypatch.delenv(var, raising=False)
     caplog.set_level(logging.DEBUG)
     for logger in ("httpx", "httpcore", "jarvis_core", "jarvis_engine_ollama", "jarvis_engine_openai_compat",
@@ -134,8 +176,9 @@ def test_planted_key_never_shows(name, scenario, caplog, monkeypatch):
         raw = ENGINES[name](server.url)
         engine = InstrumentedEngine(raw, bus)
         caught = _exercise(engine, MODEL[name])
-        sent = {r.headers.get("authorization") for r in server.requests}
-        assert sent == {f"Bearer {KEY}"}, "the key was sent, so it was there to leak"
+        header, value = AUTH.get(name, ("authorization", f"Bearer {KEY}"))
+        sent = {r.headers.get(header) for r in server.requests}
+        assert sent == {value}, "the key was sent, so it was there to leak"
     if scenario != "header_echo_on_success":
         assert caught, "the hostile reply raised a typed error"
     haystack = [repr(raw), repr(engine), str(engine)]
@@ -147,3 +190,31 @@ def test_planted_key_never_shows(name, scenario, caplog, monkeypatch):
     leaks = [text for text in haystack if KEY in text]
     assert not leaks, f"the key leaked in: {leaks[0][:400]}"
     assert events, "the instrumented engine published its events"
+
+
+@pytest.mark.parametrize("scenario", ["stream_error_event", "malformed_line", "status_body_and_header"])
+@pytest.mark.parametrize("provider", ["anthropic", "gemini"])
+def test_planted_key_never_reaches_the_terminal(tmp_path, provider, scenario):
+    # The real jarvis command, the key in the environment as users set it, streamed (jarvis ask) and not
+    # (--json), with JARVIS_DEBUG on so that tracebacks and debug output are searched too.
+    import os
+    import subprocess
+    import sys
+
+    var = {"anthropic": "ANTHROPIC", "gemini": "GEMINI"}[provider]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JARVIS_") and k not in ENV_VARS}
+    env.update({"JARVIS_HOME": str(tmp_path / "home"), "PYTHONIOENCODING": "utf-8", "JARVIS_DEBUG": "1",
+                "CLOUD_MAX_RETRIES": "0", f"{var}_API_KEY": KEY})
+    config = tmp_path / "config.toml"
+    config.write_text("[engine.cloud]\nmax_retries = 0\n", encoding="utf-8")
+    env["JARVIS_CONFIG"] = str(config)
+    with ReplayServer([SCENARIOS[scenario](provider)]) as server:
+        env[f"{var}_BASE_URL"] = server.url
+        runs = [subprocess.run([sys.executable, "-m", "jarvis_core.cli.main", "ask", *extra, "--engine", "cloud",
+                                "--model", MODEL[provider], "hi"], capture_output=True, text=True, env=env, timeout=120)
+                for extra in ([], ["--json"])]
+        assert server.requests and all(r.headers.get(AUTH[provider][0]) == KEY for r in server.requests)
+    for proc in runs:
+        assert proc.returncode == 1, proc.stderr
+        assert "jarvis: error: cloud" in proc.stderr
+        assert KEY not in proc.stderr and KEY not in proc.stdout, proc.stderr

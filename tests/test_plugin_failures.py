@@ -82,6 +82,15 @@ PLUGINS = {
                 register("typo", "jarvis_plugin_typo.plugin:Engine")
             """
     },
+    "unknownhook": {
+        "jarvis_plugin_unknownhook/plugin.py": """\
+            from jarvis_core import hookimpl
+
+            @hookimpl
+            def jarvis_register_widgets(register):
+                register("w", "jarvis_plugin_unknownhook.plugin:Widget")
+            """
+    },
     "returns": {
         "jarvis_plugin_returns/plugin.py": """\
             from jarvis_core import hookimpl
@@ -179,7 +188,7 @@ def test_sys_exit_at_import_is_isolated(bad_venv):
 
 
 def test_slow_import_is_named(bad_venv):
-    proc = _run(bad_venv, "plugins", load="slow")
+    proc = _run(bad_venv, "plugins", "--json", load="slow")
     assert proc.returncode == 0, proc.stderr
     assert len(_warnings(proc)) == 1, proc.stderr
     [line] = _warnings(proc)
@@ -206,6 +215,8 @@ def _failed(name: str, error: str) -> str:
         # A near miss is a typo, not a version problem: no "newer core" blame.
         ("typo", _failed("typo", "implements jarvis_register_engine, which is not a jarvis hook; did you mean "
                                  "jarvis_register_engines?")),
+        # Not a near miss and not a hook of any jarvis-core: no guess, and no blame on the core's version.
+        ("unknownhook", _failed("unknownhook", "implements jarvis_register_widgets, which is not a jarvis hook")),
         ("returns", f"jarvis: warning: plugin 'returns' ({_dist('returns')} {V}): jarvis_register_engines returned a "
                     "value instead of calling register(...); the value is ignored (call register(key, target) for each item)"),
         ("halfbad", _failed("halfbad", "RuntimeError: tool table is corrupt (in jarvis_register_tools; its other "
@@ -213,11 +224,30 @@ def _failed(name: str, error: str) -> str:
     ],
 )
 def test_load_time_mistakes_are_one_warning_each(bad_venv, name, warning):
-    proc = _run(bad_venv, "plugins", load=name)
+    proc = _run(bad_venv, "plugins", "--json", load=name)
     assert proc.returncode == 0, proc.stderr
     assert _warnings(proc) == [warning]
     doc = json.loads(proc.stdout)
     assert {"core-parsers", "core-defaults", "engine-echo"} <= {p["name"] for p in doc["plugins"]}
+
+
+def test_the_table_lists_load_failures_under_their_own_heading(bad_venv):
+    proc = _run(bad_venv, "plugins", load="unknownhook,halfbad")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].split() == ["PLUGIN", "DISTRIBUTION", "VERSION", "REGISTERS"]
+    rows = {line.split()[0]: line.split(None, 3) for line in lines[1:lines.index("")]}
+    assert set(rows) == {"core-defaults", "core-parsers", "engine-echo"}  # a failed plugin has no row
+    assert rows["engine-echo"] == ["engine-echo", "jarvis-engine-echo", "0.1.0",
+                                   "1 engine: echo; 1 config section: engine.echo"]
+    at = lines.index("failed to load, not used (2):")
+    assert lines[at + 1].split() == ["PLUGIN", "DISTRIBUTION", "VERSION", "ERROR"]
+    failed = {line.split()[0]: line.split(None, 3)[1:] for line in lines[at + 2:at + 4]}
+    assert failed == {
+        "halfbad": [_dist("halfbad"), V, "RuntimeError: tool table is corrupt (in jarvis_register_tools; its other "
+                                         "registrations were dropped too: engine 'halfbad')"],
+        "unknownhook": [_dist("unknownhook"), V, "implements jarvis_register_widgets, which is not a jarvis hook"],
+    }
 
 
 USETIME = f"(plugin 'usetime', {_dist('usetime')} {V})"
@@ -327,7 +357,7 @@ CLASH = (
 
 
 def test_a_clash_does_not_take_down_every_command(clash_venv):
-    proc = clash_venv.jarvis("plugins")
+    proc = clash_venv.jarvis("plugins", "--json")
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == f"jarvis: warning: {CLASH}; every other key still works\n"
     doc = json.loads(proc.stdout)
@@ -337,6 +367,18 @@ def test_a_clash_does_not_take_down_every_command(clash_venv):
     assert [b["distribution"] for b in clash["by"]] == ["jarvis-plugin-twin-a", "jarvis-plugin-twin-b"]
     ask = clash_venv.jarvis("ask", "--engine", "echo", "fine")
     assert ask.returncode == 0 and ask.stdout == "fine\n"
+
+
+def test_the_table_shows_the_clash_on_both_rows_and_under_its_own_heading(clash_venv):
+    proc = clash_venv.jarvis("plugins")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    rows = {line.split()[0]: line.split(None, 3)[1:] for line in lines[1:lines.index("")]}
+    assert rows["twin-a"] == ["jarvis-plugin-twin-a", "1.0.0", "1 engine: only-a; clashing (unusable): engine twin"]
+    assert rows["twin-b"] == ["jarvis-plugin-twin-b", "1.1.0", "1 engine: only-b; clashing (unusable): engine twin"]
+    at = lines.index("registered twice, unusable until one is removed or [plugins] prefer picks one (1):")
+    assert lines[at + 2].split(None, 2) == [
+        "engine", "twin", "twin-a (jarvis-plugin-twin-a 1.0.0), twin-b (jarvis-plugin-twin-b 1.1.0)"]
 
 
 def test_the_clashing_key_is_unusable_and_names_the_newcomer(clash_venv):

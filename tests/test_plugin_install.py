@@ -85,7 +85,7 @@ def _names(doc: dict) -> list[str]:
 
 
 def test_broken_plugins_warn_once_each_and_the_rest_loads(broken_venv):
-    proc = broken_venv.jarvis("plugins")
+    proc = broken_venv.jarvis("plugins", "--json")
     doc = _doc(proc)
 
     lines = proc.stderr.strip().splitlines()
@@ -145,7 +145,7 @@ def test_strict_mode_debug_shows_the_traceback(broken_venv):
     ],
 )
 def test_allow_list(broken_venv, allow, expected):
-    proc = broken_venv.jarvis("plugins", env={"JARVIS_LOAD_PLUGINS": allow})
+    proc = broken_venv.jarvis("plugins", "--json", env={"JARVIS_LOAD_PLUGINS": allow})
     doc = _doc(proc)
     assert sorted(_names(doc)) == expected
     assert "core-parsers" in doc["skipped"] or "core-parsers" in expected
@@ -154,14 +154,14 @@ def test_allow_list(broken_venv, allow, expected):
 
 
 def test_empty_allow_list_loads_nothing(broken_venv):
-    doc = _doc(broken_venv.jarvis("plugins", env={"JARVIS_LOAD_PLUGINS": ""}))
+    doc = _doc(broken_venv.jarvis("plugins", "--json", env={"JARVIS_LOAD_PLUGINS": ""}))
     assert doc["plugins"] == [] and doc["failures"] == []
     assert {"core-parsers", "core-defaults", "engine-echo", BROKEN[2]} <= set(doc["skipped"])
 
 
 def test_block_list_silences_broken_plugins_and_covers_builtins(broken_venv):
     proc = broken_venv.jarvis(
-        "plugins", env={"JARVIS_DISABLE_PLUGINS": f"{BROKEN[2]}, {NEWHOOK[0]}, core-parsers"}
+        "plugins", "--json", env={"JARVIS_DISABLE_PLUGINS": f"{BROKEN[2]}, {NEWHOOK[0]}, core-parsers"}
     )
     doc = _doc(proc)
     assert proc.stderr == ""
@@ -172,13 +172,13 @@ def test_block_list_silences_broken_plugins_and_covers_builtins(broken_venv):
 
 
 def test_block_list_by_distribution_removes_both_builtins(broken_venv):
-    doc = _doc(broken_venv.jarvis("plugins", env={"JARVIS_DISABLE_PLUGINS": f"jarvis-core,{BROKEN[2]},{NEWHOOK[2]}"}))
+    doc = _doc(broken_venv.jarvis("plugins", "--json", env={"JARVIS_DISABLE_PLUGINS": f"jarvis-core,{BROKEN[2]},{NEWHOOK[2]}"}))
     assert "core-parsers" not in _names(doc) and "core-defaults" not in _names(doc)
     assert "engine-echo" in _names(doc)
 
 
 def test_duplicate_key_resolved_by_disabling_one(twin_venv):
-    doc = _doc(twin_venv.jarvis("plugins", env={"JARVIS_DISABLE_PLUGINS": "jarvis-plugin-twin-b"}))
+    doc = _doc(twin_venv.jarvis("plugins", "--json", env={"JARVIS_DISABLE_PLUGINS": "jarvis-plugin-twin-b"}))
     twin_a = next(p for p in doc["plugins"] if p["name"] == "twin-a")
     assert twin_a["registered"]["engine"][0]["key"] == "twin"
     assert "twin-b" in doc["skipped"]

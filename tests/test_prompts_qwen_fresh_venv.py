@@ -42,7 +42,7 @@ def jarvis_bin(tmp_path_factory):
 
 def test_only_core_and_qwen_are_installed_and_the_providers_are_listed(jarvis_bin):
     bindir, env = jarvis_bin
-    plugins = json.loads(_ok([bindir / "jarvis", "plugins"], env).stdout)
+    plugins = json.loads(_ok([bindir / "jarvis", "plugins", "--json"], env).stdout)
     assert {p["distribution"] for p in plugins["plugins"]} == {"jarvis-core", "jarvis-prompts-qwen"}
     assert plugins["failures"] == []
     listing = _ok([bindir / "jarvis", "prompts", "list"], env).stdout

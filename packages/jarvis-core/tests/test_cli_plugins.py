@@ -1,15 +1,16 @@
-"""``jarvis plugins``: the JSON document (in process, over in-process plugins), ``--hook``, errors, and the
-real command in a subprocess over the installed plugins, importing nothing heavy."""
+"""``jarvis plugins``: the table and the ``--json`` document (in process, over in-process plugins), ``--hook``,
+errors, and the real command in a subprocess over the installed plugins, importing nothing heavy."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
 import pytest
 
-from jarvis_core import hookimpl
+from jarvis_core import __version__, hookimpl
 from jarvis_core.cli.main import main
 from jarvis_core.testing import installed_registry
 from jarvis_core.testing.plugins import simple_plugin
@@ -52,7 +53,7 @@ def run_plugins(capsys, *args):
 
 def test_document_lists_hooks_and_registrations(capsys):
     with installed_registry(PartsPlugin(), simple_plugin("tools-only", tools={"t": "pkg.tools:T"})):
-        code, captured = run_plugins(capsys)
+        code, captured = run_plugins(capsys, "--json")
     assert code == 0 and captured.err == ""
     doc = json.loads(captured.out)
     assert doc["failures"] == [] and doc["skipped"] == []
@@ -69,12 +70,71 @@ def test_document_lists_hooks_and_registrations(capsys):
     assert doc["plugins"][1]["registered"] == {"tool": [{"key": "t", "target": "pkg.tools:T"}]}
 
 
+def test_table_has_a_row_per_plugin_summarising_what_it_registers(capsys):
+    with installed_registry(PartsPlugin(), simple_plugin("tools-only", tools={"t": "pkg.tools:T"})):
+        code, captured = run_plugins(capsys)
+    assert code == 0 and captured.err == ""
+    lines = captured.out.splitlines()
+    assert lines[0].split() == ["PLUGIN", "DISTRIBUTION", "VERSION", "REGISTERS"]
+    # In-process plugins have no version: "-".
+    assert lines[1].split(None, 3) == ["parts", "parts", "-",
+                                       "1 engine: e1; 1 parser: fmt; 2 backend-default rules: family-a, family-b"]
+    assert lines[2].split(None, 3) == ["tools-only", "tools-only", "-", "1 tool: t"]
+    assert lines[3:] == ["", "jarvis-core " + __version__ + "; 'jarvis plugins --json' adds hooks, modules and every target"]
+    # Columns line up: every row's REGISTERS cell starts where the header's does.
+    start = lines[0].index("REGISTERS")
+    assert all(line[start - 2:start] == "  " and line[start] != " " for line in lines[1:3])
+
+
+def test_table_names_the_first_keys_and_counts_the_rest(capsys):
+    many = simple_plugin("many", engines={f"e{i}": f"pkg.e:E{i}" for i in range(5)})
+    with installed_registry(many):
+        assert "5 engines: e0, e1, e2, ..." in run_plugins(capsys)[1].out
+        code, captured = run_plugins(capsys, "--hook", "jarvis_register_tools")
+    assert code == 0
+    assert captured.out.splitlines()[0] == "no loaded plugin implements jarvis_register_tools"
+
+
+class BrokenPlugin:
+    jarvis_plugin_name = "broken"
+
+    @staticmethod
+    @hookimpl
+    def jarvis_register_tools(register):
+        raise RuntimeError("tool table is corrupt")
+
+
+def test_table_lists_failures_and_clashes_under_their_own_headings(capsys):
+    plugins = (simple_plugin("twin-a", engines={"twin": "a:E"}), simple_plugin("twin-b", engines={"twin": "b:E"}),
+               BrokenPlugin())
+    with pytest.warns(Warning) as caught, installed_registry(*plugins, strict=False):
+        code, captured = run_plugins(capsys)
+    assert code == 0 and len(caught) == 2  # the failure and the clash, each one warning
+    lines = captured.out.splitlines()
+    # The clashing key is named on both plugins' rows; the failed plugin has no row of its own.
+    assert [line.split(None, 3) for line in lines[1:3]] == [
+        ["twin-a", "twin-a", "-", "clashing (unusable): engine twin"],
+        ["twin-b", "twin-b", "-", "clashing (unusable): engine twin"],
+    ]
+    assert lines[3] == ""
+    assert lines[4:7] == [
+        "failed to load, not used (1):",
+        "  PLUGIN  DISTRIBUTION  VERSION  ERROR",
+        "  broken  broken        ?        RuntimeError: tool table is corrupt (in jarvis_register_tools)",
+    ]
+    clashes = lines.index("registered twice, unusable until one is removed or [plugins] prefer picks one (1):")
+    assert lines[clashes + 1].split() == ["KIND", "KEY", "REGISTERED", "BY"]
+    assert lines[clashes + 2].split(None, 2) == ["engine", "twin", "twin-a (twin-a), twin-b (twin-b)"]
+
+
 def test_hook_filter_and_compact_output(capsys):
     with installed_registry(PartsPlugin(), simple_plugin("tools-only", tools={"t": "pkg.tools:T"})):
         code, captured = run_plugins(capsys, "--hook", "jarvis_register_tools", "--indent", "0")
-    assert code == 0
-    assert captured.out.count("\n") == 1
-    assert [p["name"] for p in json.loads(captured.out)["plugins"]] == ["tools-only"]
+        assert code == 0
+        assert captured.out.count("\n") == 1  # --indent implies --json
+        assert [p["name"] for p in json.loads(captured.out)["plugins"]] == ["tools-only"]
+        code, captured = run_plugins(capsys, "--hook", "jarvis_register_tools", "--json")
+    assert code == 0 and captured.out.startswith('{\n  "core_version": ')
 
 
 def test_unknown_hook_lists_the_hooks(capsys):
@@ -101,7 +161,7 @@ def test_real_command_lists_the_core_builtins_and_imports_nothing_heavy():
     probe = (
         "import json, sys\n"
         "from jarvis_core.cli.main import main\n"
-        "code = main(['plugins'])\n"
+        "code = main(['plugins', '--json'])\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('httpx', 'httpcore', 'attr', 'attrs', 'cattrs')"
         " or m.startswith(('jarvis_core.config', 'jarvis_core.types', 'jarvis_core.cli.cmd_ask')))\n"
         "print(json.dumps({'code': code, 'heavy': heavy}))\n"
@@ -115,6 +175,28 @@ def test_real_command_lists_the_core_builtins_and_imports_nothing_heavy():
     core = {p["name"]: p for p in doc["plugins"] if p["distribution"] == "jarvis-core"}
     assert set(core) == {"core-parsers", "core-defaults", "core-prompts"}
     assert all(p["version"] for p in core.values())
+
+
+def test_real_table_imports_nothing_heavy_and_names_switched_off_plugins():
+    import os
+
+    probe = (
+        "import json, sys\n"
+        "from jarvis_core.cli.main import main\n"
+        "code = main(['plugins'])\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('httpx', 'httpcore', 'attr', 'attrs', 'cattrs')"
+        " or m.startswith(('jarvis_core.config', 'jarvis_core.types', 'jarvis_core.cli.cmd_ask')))\n"
+        "print(json.dumps({'code': code, 'heavy': heavy}))\n"
+    )
+    proc = _run(probe, env={**os.environ, "JARVIS_LOAD_PLUGINS": "core-parsers"})
+    assert proc.returncode == 0, proc.stderr
+    *table, verdict = proc.stdout.strip().splitlines()
+    assert json.loads(verdict) == {"code": 0, "heavy": []}
+    assert table[0].split() == ["PLUGIN", "DISTRIBUTION", "VERSION", "REGISTERS"]
+    assert table[1].split(None, 3)[::2] == ["core-parsers", __version__]
+    assert re.fullmatch(r"\d+ parsers: hermes, \w+, \w+, \.\.\.", table[1].split(None, 3)[3])
+    switched_off = next(line for line in table if line.startswith("switched off by "))
+    assert "core-defaults" in switched_off.split(": ", 1)[1].split(", ")
 
 
 def test_import_jarvis_core_loads_no_httpx_and_no_plugin():

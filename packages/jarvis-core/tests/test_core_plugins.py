@@ -232,8 +232,14 @@ def test_unknown_hook_name_is_a_load_failure(site):
         register("w", "m:W")
     """
     make_dist(site, "jarvis-future", "9.0", {"future": "tp_future"}, {"tp_future": source})
-    with pytest.warns(PluginLoadWarning, match=r"jarvis_register_widgets, which is not a hook of this jarvis-core"):
+    with pytest.warns(PluginLoadWarning) as caught:
         pm = make_plugin_manager(allow=["future"])
+    # No near miss and no hook of any core: not a typo, and not blamed on the core's version either.
+    assert [str(w.message) for w in caught] == [
+        "jarvis plugin 'future' from jarvis-future 9.0 failed to load and was skipped: implements "
+        "jarvis_register_widgets, which is not a jarvis hook (disable it with JARVIS_DISABLE_PLUGINS=future, or "
+        "pip uninstall jarvis-future)"
+    ]
     assert not pm.has_plugin("future")
     with pytest.raises(PluginLoadError, match="jarvis_register_widgets"):
         make_plugin_manager(allow=["future"], strict=True)
@@ -290,6 +296,18 @@ def test_invalid_registrations_are_plugin_errors():
     for plugin, match in ((EmptyKey(), "empty or non-string key"), (BadPattern(), "non-string pattern")):
         with pytest.raises(PluginLoadError, match=match):
             Registry(make_plugin_manager(load_entrypoints=False, strict=True, plugins=[("p", plugin)]))
+
+
+@pytest.mark.parametrize(("hook", "what"), [("jarvis_register_engines", "an engine"), ("jarvis_register_agents", "an agent"),
+                                            ("jarvis_register_tools", "a tool")])
+def test_a_bad_key_message_uses_the_right_article(hook, what):
+    plugin = type("EmptyKey", (), {hook: staticmethod(hookimpl(lambda register: register(None, "m:E")))})()
+    with pytest.raises(PluginLoadError) as caught:
+        Registry(make_plugin_manager(load_entrypoints=False, strict=True, plugins=[("p", plugin)]))
+    assert str(caught.value) == (
+        f"plugin 'p' from p ? failed to load: PluginError: registered {what} with an empty or non-string key "
+        f"(None) (in {hook})"
+    )
 
 
 # -- lazy targets, lookup -----------------------------------------------------------------------------

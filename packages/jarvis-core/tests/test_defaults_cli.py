@@ -1,4 +1,4 @@
-"""``jarvis defaults MODEL [--backend B]``."""
+"""``jarvis defaults MODEL [--backend B]``: the ``--json`` document and the table people read."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from jarvis_core.cli.main import main
 
 
 def _run(capsys, *argv):
-    code = main(["defaults", *argv])
+    code = main(["defaults", *argv, "--json"])
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 
@@ -54,3 +54,43 @@ def test_unknown_model_and_empty_model(capsys, monkeypatch, tmp_path):
     assert code == 0 and doc["tool_parser"] is None and doc["effective_sampling"] == {"temperature": 0.7}
     code, out, err = _run(capsys, " ")
     assert code == 1 and "MODEL is empty" in err
+
+
+def test_table_shows_each_field_with_its_value_and_provenance(capsys, monkeypatch, tmp_path):
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[model_defaults."llama-3.1"]\ntop_k = 7\n', "utf-8")
+    monkeypatch.setenv("JARVIS_CONFIG", str(cfg))
+    assert main(["defaults", "llama3.1:8b", "--backend", "ollama"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:3] == ["model    llama3.1:8b", "backend  ollama", ""]
+    assert lines[3].split() == ["FIELD", "VALUE", "FROM"]
+    value, source = lines[3].index("VALUE"), lines[3].index("FROM")
+    rows = {line[:value].strip(): (line[value:source].strip(), line[source:]) for line in lines[4:lines.index("", 4)]}
+    assert list(rows) == ["tool parser", "reasoning parser", "temperature", "top_p", "top_k", "min_p",
+                          "repeat_penalty"]
+    assert rows["tool parser"] == ("llama3_json", "rule 'llama-3.1' (jarvis-core)")
+    assert rows["reasoning parser"] == ("-", "no rule")
+    assert rows["temperature"] == ("1.5", "rule 'llama-3.1' (jarvis-core)")
+    assert rows["top_k"] == ("7", "rule 'llama-3.1' (user config)")
+    assert lines[-2] == "rules matched, most specific first: 'llama-3.1' (user config), 'llama-3.1' (jarvis-core), " \
+                        "'llama-3' (jarvis-core)"
+    assert lines[-1] == f"user rules: [model_defaults] of {cfg}"
+
+
+def test_table_for_an_unknown_model_names_the_engine_default(capsys, monkeypatch, tmp_path):
+    monkeypatch.delenv("JARVIS_CONFIG", raising=False)
+    monkeypatch.setenv("JARVIS_HOME", str(tmp_path))
+    assert main(["defaults", "acme/never-heard-of-it", "--no-user-config"]) == 0
+    out = capsys.readouterr().out
+    assert out == (
+        "model    acme/never-heard-of-it (normalized: never-heard-of-it)\n"
+        "backend  not given (rules for any backend)\n"
+        "\n"
+        "FIELD             VALUE  FROM\n"
+        "tool parser       -      no rule\n"
+        "reasoning parser  -      no rule\n"
+        "temperature       0.7    engine default\n"
+        "\n"
+        "rules matched, most specific first: none\n"
+        "user rules: left out (--no-user-config)\n"
+    )

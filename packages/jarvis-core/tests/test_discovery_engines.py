@@ -307,6 +307,12 @@ def test_engine_that_cannot_be_built_is_reported_not_raised(tmp_path, serve):
     by_key["good"][1].close()
     assert [k for k, _ in found] == ["good"]
     assert len(caught) == 1
+    # The error already names the engine: the warning does not say "engine 'broken'" twice.
+    assert str(caught[0].message) == (
+        "engine 'broken' (plugin 'loopback', loopback) could not be imported from 'jarvis_test_no_such_module:Engine': "
+        "ModuleNotFoundError: No module named 'jarvis_test_no_such_module'; report it to the plugin's authors, or "
+        "disable it with JARVIS_DISABLE_PLUGINS=loopback"
+    )
     found[0][1].close()
 
 
@@ -352,6 +358,7 @@ def test_discover_models_lists_in_parallel_and_reports_errors(tmp_path, serve):
     assert listing == {"good": ["qwen3:8b", "llama3.2:3b"]}
     assert set(listing.errors) == {"bad"}
     assert isinstance(listing.errors["bad"], EngineHTTPError)
+    assert str(listing.errors["bad"]) == "bad: server error (HTTP 500): boom"  # the engine names itself
 
 
 def test_discover_models_deadline_turns_a_stuck_engine_into_an_error():
@@ -393,7 +400,7 @@ def test_jarvis_engines_prints_each_engine_health_as_json(cli_env, serve, black_
         encoding="utf-8",
     )
     with installed_registry(_plugin(["up", "down"], hidden=("private",))):
-        assert main(["engines", "--timeout", "0.3"]) == 0
+        assert main(["engines", "--timeout", "0.3", "--json"]) == 0
     out = capsys.readouterr().out
     assert "sk-never-shown" not in out
     doc = json.loads(out)
@@ -403,6 +410,30 @@ def test_jarvis_engines_prints_each_engine_health_as_json(cli_env, serve, black_
     assert rows["up"]["healthy"] is True and rows["up"]["host"] == up and rows["up"]["error"] is None
     assert rows["down"]["healthy"] is False and rows["down"]["default"] is True
     assert sorted(JOURNAL.of("close")) == ["down", "up"]  # the command closes everything it built
+
+
+def test_jarvis_engines_table_says_up_or_down_and_why(cli_env, serve, black_hole, capsys):
+    from jarvis_core.cli.main import main
+
+    up = serve(["m"])
+    config = cli_env / "config.toml"
+    config.write_text(
+        f'[engine]\ndefault = "up"\n[engine.down]\nhost = "{black_hole}"\napi_key = "sk-never-shown"\n'
+        f'[engine.up]\nhost = "{up}"\n',
+        encoding="utf-8",
+    )
+    with installed_registry(_plugin(["up", "down"], hidden=("private",))):
+        assert main(["engines", "--timeout", "0.3"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "sk-never-shown" not in "\n".join(lines)
+    assert lines[0].split() == ["ENGINE", "STATUS", "HOST", "NOTE"]
+    note = lines[0].index("NOTE")
+    assert [(line[:note].split(), line[note:]) for line in lines[1:3]] == [
+        (["up", "up", up], "default; test engine up"),
+        # The host is in its own column: the note does not repeat it.
+        (["down", "down", black_hole], "not answering"),
+    ]
+    assert lines[3:] == ["", f"config: {config}; default engine: up"]
 
 
 def test_jarvis_engines_unknown_name_lists_the_installed(cli_env, capsys):
@@ -421,14 +452,18 @@ def test_jarvis_models_lists_models_and_errors(cli_env, serve, capsys):
         f'[engine.up]\nhost = "{up}"\n[engine.bad]\nhost = "{bad}"\n', encoding="utf-8"
     )
     with installed_registry(_plugin(["up", "bad"])):
-        assert main(["models"]) == 0
+        assert main(["models", "--json"]) == 0
         captured = capsys.readouterr()
         doc = json.loads(captured.out)
         assert doc["models"] == {"up": ["qwen3:8b"]}
         assert set(doc["errors"]) == {"bad"}
-        assert "jarvis: warning: bad:" in captured.err
-        assert main(["models", "--engine", "up"]) == 0
-        assert json.loads(capsys.readouterr().out)["models"] == {"up": ["qwen3:8b"]}
+        assert captured.err == "jarvis: warning: bad: server error (HTTP 500): boom\n"  # the key once, not "bad: bad:"
+        assert main(["models"]) == 0
+        captured = capsys.readouterr()
+        assert captured.out == "ENGINE  MODEL\nup      qwen3:8b\n"
+        assert captured.err == "jarvis: warning: bad: server error (HTTP 500): boom\n"  # the key once, not "bad: bad:"
+        assert main(["models", "--engine", "up", "--indent", "0"]) == 0
+        assert capsys.readouterr().out == '{"models": {"up": ["qwen3:8b"]}, "errors": {}}\n'
         assert main(["models", "--engine", "bad"]) == 1
         assert capsys.readouterr().err.startswith("jarvis: error:")
 

@@ -135,8 +135,26 @@ def test_jarvis_hardware_command_prints_json(bin_dir, capsys):
     _printing(bin_dir, "nvidia-smi", "nvidia_smi_a10g.csv")
     if sys.platform != "linux":
         pytest.skip("the command probes the real platform's tools")
-    assert main(["hardware"]) == 0
+    assert main(["hardware", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["gpus"] == [{"vendor": "nvidia", "name": "NVIDIA A10G", "memory_gb": 22.5, "count": 1, "unified": False}]
     assert doc["recommended_engine"] == "vllm"
     assert doc["cpu"]["threads"] >= 1
+
+
+def test_jarvis_hardware_summary_names_each_gpu_with_its_memory(bin_dir, capsys):
+    _printing(bin_dir, "nvidia-smi", "nvidia_smi_eight_h100.csv")
+    _printing(bin_dir, "rocm-smi", "rocm_smi_rx7900xtx.json")
+    if sys.platform != "linux":
+        pytest.skip("the command probes the real platform's tools")
+    assert main(["hardware"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    labels = [line[:13].strip() for line in lines]
+    assert labels == ["platform", "cpu", "ram", "gpus", "", "", "recommended"]
+    assert lines[1][13:].endswith(" threads") and lines[2][13:].endswith(" GB")
+    assert [line[13:] for line in lines[3:6]] == [
+        "8 x NVIDIA H100 80GB HBM3 (nvidia), 79.6 GB each",
+        "Navi 31 [Radeon RX 7900 XT/7900 XTX] (amd), 24 GB",
+        "660.8 GB of GPU memory in all",
+    ]
+    assert lines[6][13:].startswith("vllm: ")

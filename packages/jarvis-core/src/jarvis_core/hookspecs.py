@@ -76,7 +76,7 @@ def jarvis_register_agents(register: Register) -> None:
 
     :param register: ``register(key, target, *, description="", **extra)``
         (:class:`~jarvis_core.plugins.registry.Register`). ``target`` names a subclass of
-        ``jarvis_core.agents.BaseAgent``: ``Agent(engine, model=..., tools=..., **options).run(input, context)``
+        :class:`jarvis_core.agents.BaseAgent`: ``Agent(engine, model=..., tools=..., **options).run(input, context)``
         returns a :class:`jarvis_core.types.AgentResult`.
 
     .. versionadded:: 0.1
@@ -89,7 +89,7 @@ def jarvis_register_tools(register: Register) -> None:
 
     :param register: ``register(key, target, *, description="", **extra)``
         (:class:`~jarvis_core.plugins.registry.Register`). ``target`` names an implementation of the
-        ``jarvis_core.tools.Tool`` protocol (a class or a no-argument factory, or an instance): ``spec`` (a
+        :class:`jarvis_core.tools.Tool` protocol (a class or a no-argument factory, or an instance): ``spec`` (a
         :class:`jarvis_core.types.ToolSpec`) and ``run(**arguments) -> str``. A tool without ``spec`` is a
         :class:`~jarvis_core.errors.PluginError` naming the plugin when it is first used.
 
@@ -103,7 +103,7 @@ def jarvis_register_prompt_providers(register: Register) -> None:
 
     :param register: ``register(key, target, *, description="", **extra)``
         (:class:`~jarvis_core.plugins.registry.Register`). ``target`` names an implementation of
-        ``jarvis_core.prompts.PromptProvider`` (system prompt, response format and parsing for a model
+        :class:`jarvis_core.prompts.PromptProvider` (system prompt, response format and parsing for a model
         family; see ``docs/prompts.md``).
 
     .. versionadded:: 0.1
@@ -132,10 +132,11 @@ def jarvis_backend_defaults(register: DefaultsRegister) -> None:
 
     :param register: ``register(pattern, *, backends=("*",), tool_parser=None, reasoning_parser=None,
         sampling=None, extras=None)`` (:class:`~jarvis_core.plugins.registry.DefaultsRegister`). A parser name
-        that no installed plugin registers is warned about when the registry is built. ``pattern`` is matched against normalized model ids, longest pattern
-        first across every plugin (ties by registration order). ``backends`` lists engine keys the rule
-        applies to: ``"*"`` every backend, ``""`` only when the backend is unknown. ``sampling`` maps
-        ``temperature``, ``top_p``, ``top_k``, ``min_p``, ``repeat_penalty``, ``presence_penalty`` to values.
+        that no installed plugin registers is warned about when the registry is built. ``pattern`` is matched
+        against normalized model ids, longest pattern first across every plugin (ties by registration order).
+        ``backends`` lists engine keys the rule applies to: ``"*"`` every backend, ``""`` only when the backend
+        is unknown. ``sampling`` maps ``temperature``, ``top_p``, ``top_k``, ``min_p``, ``repeat_penalty``,
+        ``presence_penalty`` to values.
 
     .. versionadded:: 0.1
     """
@@ -148,10 +149,11 @@ def jarvis_register_config_sections(register: Register) -> None:
     :param register: ``register(section, target)`` (:class:`~jarvis_core.plugins.registry.Register`), e.g.
         ``register("engine.ollama", "jarvis_engine_ollama.config:OllamaConfig")`` or ``register("acme",
         "jarvis_tools_acme.config:AcmeConfig")``. ``target`` names an attrs class (``@attrs.frozen``, fields
-        with defaults); the section's keys are structured into it (unknown keys and wrong types are errors
-        naming file, key and line). ``engine.<key>`` tables become the engine's constructor options; any
-        other section is read back as ``load_config().plugin_sections["acme"]``. The class is imported only
-        when the user's config has that section.
+        with defaults), whose instances are :class:`jarvis_core.config.ConfigSection`; the section's keys are
+        structured into it (unknown keys and wrong types are errors naming file, key and line).
+        ``engine.<key>`` tables become the engine's constructor options; any other section is read back as
+        ``load_config().plugin_sections["acme"]``. The class is imported only when the user's config has
+        that section.
 
     .. versionadded:: 0.1
     """
@@ -164,9 +166,9 @@ def jarvis_register_commands(register: Register) -> None:
     :param register: ``register(name, target, *, description="")``
         (:class:`~jarvis_core.plugins.registry.Register`). ``target`` names a module (or any object)
         satisfying :class:`jarvis_core.commands.CommandModule`: ``add_parser(subparsers)``, which adds the
-        command's ``argparse`` parser, and ``run(args) -> int``, which runs it and returns the exit status. ``description`` is the one-line
-        summary ``jarvis --help`` shows; the target is imported only when its command runs. A built-in
-        command's name cannot be taken.
+        command's ``argparse`` parser, and ``run(args) -> int``, which runs it and returns the exit status.
+        ``description`` is the one-line summary ``jarvis --help`` shows; the target is imported only when its
+        command runs. A built-in command's name cannot be taken.
 
-    .. versionadded:: 0.2
+    .. versionadded:: 0.1
     """

@@ -120,8 +120,9 @@ class GeminiClient(ProviderClient):
         if header is not None:
             return header
         # Gemini puts its hint in the error details: {"@type": "...RetryInfo", "retryDelay": "13s"}.
-        details = (body.get("error") or {}).get("details") if isinstance(body, dict) else None
-        for detail in details or ():
+        error = body.get("error") if isinstance(body, dict) else None
+        details = error.get("details") if isinstance(error, dict) else None  # a proxy may send {"error": "text"}
+        for detail in details if isinstance(details, list) else ():
             delay = detail.get("retryDelay") if isinstance(detail, dict) else None
             if isinstance(delay, str) and delay.endswith("s"):
                 try:

@@ -1,21 +1,23 @@
-"""``jarvis defaults MODEL [--backend B]``: the backend defaults that apply to a model, as JSON.
+"""``jarvis defaults MODEL [--backend B]``: the backend defaults that apply to a model, and where each came from.
 
-Prints the resolved tool and reasoning parsers, sampling values and extras, the provenance of every field
-(rule pattern and the distribution that registered it, or ``user config``), every rule that matched, and
-``effective_sampling``: what an engine sends when the request sets nothing (engine defaults included),
-with ``effective_sources``. User rules come from ``[model_defaults."<pattern>"]`` in the config file;
-``--no-user-config`` leaves them out.
+By default a table: one row per field (tool parser, reasoning parser, each sampling value an engine sends
+when the request sets nothing, each extra) with its value and its provenance (the rule's pattern and the
+distribution that registered it, ``user config``, or ``engine default``), then the rules that matched.
+``--json`` prints the document: the resolved fields, ``provenance``, ``matched_rules``, and
+``effective_sampling`` (engine defaults included) with ``effective_sources``. User rules come from
+``[model_defaults."<pattern>"]`` in the config file; ``--no-user-config`` leaves them out.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import sys
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
-__all__ = ["add_parser", "collect", "run"]
+from jarvis_core.cli.listing import add_json_options, cell, format_table, wants_json, write_json
+
+__all__ = ["add_parser", "collect", "render", "run"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -23,11 +25,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "defaults",
         help="show the backend defaults that apply to a model",
-        description="Show the parsers and sampling defaults that apply to MODEL, and where each came from (JSON).",
+        description="Show the parsers and sampling defaults that apply to MODEL, and where each came from "
+        "(a table; --json for scripts).",
     )
     p.add_argument("model", metavar="MODEL", help="model id, e.g. Qwen/Qwen3-8B, qwen3:8b or a .gguf path")
     p.add_argument("--backend", "-b", default=None, help="engine key (vllm, ollama, llamacpp, ...); default: unknown")
     p.add_argument("--no-user-config", action="store_true", help="ignore [model_defaults] in the config file")
+    add_json_options(p)
     return p
 
 
@@ -69,6 +73,39 @@ def run(args: argparse.Namespace) -> int:
 
         raise JarvisError("MODEL is empty: give a model id such as 'qwen3:8b' or 'Qwen/Qwen3-8B'")
     doc = collect(args.model, args.backend, use_config=not args.no_user_config)
-    json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)
-    sys.stdout.write("\n")
+    if wants_json(args):
+        write_json(doc, args)
+    else:
+        sys.stdout.write(render(doc, use_config=not args.no_user_config) + "\n")
     return 0
+
+
+def render(doc: Dict[str, Any], *, use_config: bool = True) -> str:
+    """The ``jarvis defaults`` table for a :func:`collect` document: each field, its value and its source."""
+    provenance = doc["provenance"]
+
+    def source(field: str, fallback: str = "no rule") -> str:
+        p = provenance.get(field)
+        return f"rule {p['pattern']!r} ({p['distribution']})" if p else fallback
+
+    rows: List[List[str]] = [
+        ["tool parser", cell(doc["tool_parser"]), source("tool_parser")],
+        ["reasoning parser", cell(doc["reasoning_parser"]), source("reasoning_parser")],
+    ]
+    for name, value in doc["effective_sampling"].items():
+        rows.append([name, cell(value), source(name, doc["effective_sources"].get(name, "-"))])
+    rows += [[f"extras.{name}", cell(value), source(f"extras.{name}")] for name, value in doc["extras"].items()]
+
+    normalized = f" (normalized: {doc['normalized_id']})" if doc["normalized_id"] != doc["model"] else ""
+    head = format_table(None, [["model", doc["model"] + normalized],
+                               ["backend", doc["backend"] or "not given (rules for any backend)"]])
+    matched = ", ".join(f"{m['pattern']!r} ({m['distribution']})" for m in doc["matched_rules"]) or "none"
+    if doc["user_config"]:
+        user = f"[model_defaults] of {doc['user_config']}"
+    else:
+        user = "left out (--no-user-config)" if not use_config else "none (no config file)"
+    return "\n".join([
+        head, "", format_table(["FIELD", "VALUE", "FROM"], rows), "",
+        f"rules matched, most specific first: {matched}",
+        f"user rules: {user}",
+    ])

@@ -1,6 +1,8 @@
-"""``jarvis engines``: each configured or installed engine, its address and whether it answers, as JSON.
+"""``jarvis engines``: each configured or installed engine, its address and whether it answers.
 
-Output shape (health checks run in parallel: the command takes about one health timeout)::
+By default a table, one row per engine: key, ``up`` or ``down``, address, and a note (the reason it is down,
+or what it is; ``default`` marks the configured default). ``--json`` prints the document, for scripts
+(health checks run in parallel: the command takes about one health timeout)::
 
     {"config": "/home/me/.jarvis/config.toml", "default": "ollama",
      "engines": [
@@ -16,10 +18,12 @@ the config has a table for them or they are named on the command line. API keys 
 from __future__ import annotations
 
 import argparse
-import json
-from typing import Any
+import sys
+from typing import Any, Dict
 
-__all__ = ["add_parser", "run"]
+from jarvis_core.cli.listing import add_json_options, cell, format_table, wants_json, write_json
+
+__all__ = ["add_parser", "render", "run"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -27,12 +31,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "engines",
         help="list configured engines and their health",
-        description="Health-check the configured and installed engines in parallel and print, as JSON, each "
-        "one's address and whether it answers.",
+        description="Health-check the configured and installed engines in parallel and print each one's "
+        "address and whether it answers (a table; --json for scripts).",
     )
     p.add_argument("keys", nargs="*", metavar="ENGINE", help="only these engines (default: configured + installed)")
     p.add_argument("--timeout", type=float, metavar="S", help="health timeout per engine in seconds (default: each engine's)")
-    p.add_argument("--indent", type=int, default=2, help="JSON indentation (0: one line)")
+    add_json_options(p)
     return p
 
 
@@ -61,5 +65,24 @@ def run(args: argparse.Namespace) -> int:
         for _, engine in results:
             if engine is not None:
                 engine.close()
-    print(json.dumps(doc, indent=args.indent or None))
+    if wants_json(args):
+        write_json(doc, args)
+    else:
+        sys.stdout.write(render(doc) + "\n")
     return 0
+
+
+def render(doc: Dict[str, Any]) -> str:
+    """The ``jarvis engines`` table: key, up/down, address and a note (why it is down, else what it is),
+    then where the config is."""
+    rows = []
+    for e in doc["engines"]:
+        note = cell(e["error"]) if e["error"] else (e["description"] or "-")
+        if e["host"] and note.endswith(f" at {e['host']}"):  # the HOST column already says where
+            note = note[: -len(f" at {e['host']}")]
+        rows.append([e["key"], "up" if e["healthy"] else "down", e["host"] or "-",
+                     f"default; {note}" if e["default"] else note])
+    table = format_table(["ENGINE", "STATUS", "HOST", "NOTE"], rows) if rows else "no engines installed"
+    where = f"config: {doc['config']}" if doc["config"] else "no config file ('jarvis config init' writes one)"
+    default = f"default engine: {doc['default']}" if doc["default"] else "no default engine set"
+    return f"{table}\n\n{where}; {default}"

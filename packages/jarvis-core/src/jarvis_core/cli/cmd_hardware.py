@@ -1,6 +1,13 @@
-"""``jarvis hardware``: CPU, RAM and GPUs as JSON, with the recommended engine and why.
+"""``jarvis hardware``: CPU, RAM and GPUs, with the recommended engine and why.
 
-Output shape::
+By default a short summary for people::
+
+    cpu          AMD EPYC 7763: 64 cores, 128 threads
+    ram          503.7 GB
+    gpus         8 x NVIDIA H100 80GB HBM3 (nvidia), 79.6 GB each
+    recommended  vllm: NVIDIA datacenter GPU (...): vLLM serves it best
+
+``--json`` prints the document, for scripts::
 
     {"platform": "linux", "machine": "x86_64",
      "cpu": {"name": "AMD EPYC 7763", "cores": 64, "threads": 128}, "ram_gb": 503.7,
@@ -15,10 +22,12 @@ Output shape::
 from __future__ import annotations
 
 import argparse
-import json
-from typing import Any
+import sys
+from typing import Any, Dict, List
 
-__all__ = ["add_parser", "run"]
+from jarvis_core.cli.listing import add_json_options, format_table, wants_json, write_json
+
+__all__ = ["add_parser", "render", "run"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -27,10 +36,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "hardware",
         help="detect CPU, RAM and GPUs; recommend an engine",
         description="Detect CPU, RAM and GPUs (nvidia-smi, rocm-smi, system_profiler; each with a timeout) and "
-        "print them as JSON with the engine recommended for this machine.",
+        "print them with the engine recommended for this machine (a summary; --json for scripts).",
     )
     p.add_argument("--timeout", type=float, default=5.0, metavar="S", help="seconds per vendor tool (default 5)")
-    p.add_argument("--indent", type=int, default=2, help="JSON indentation (0: one line)")
+    add_json_options(p)
     return p
 
 
@@ -44,5 +53,38 @@ def run(args: argparse.Namespace) -> int:
     hw = detect_hardware(timeout=args.timeout)
     rec = explain_recommendation(hw)
     doc = {**hw.to_dict(), "recommended_engine": rec.engine, "reason": rec.reason}
-    print(json.dumps(doc, indent=args.indent or None))
+    if wants_json(args):
+        write_json(doc, args)
+    else:
+        sys.stdout.write(render(doc) + "\n")
     return 0
+
+
+def render(doc: Dict[str, Any]) -> str:
+    """The ``jarvis hardware`` summary: one labelled line for the CPU, RAM, each kind of GPU, the
+    recommendation and each note."""
+    cpu = doc["cpu"]
+    counts = ", ".join(f"{n} {what}" for n, what in ((cpu["cores"], "cores"), (cpu["threads"], "threads")) if n)
+    lines: List[List[str]] = [
+        ["platform", f"{doc['platform']} {doc['machine']}".strip()],
+        ["cpu", ": ".join(part for part in (cpu["name"] or "unknown", counts) if part)],
+        ["ram", f"{doc['ram_gb']:g} GB"],
+    ]
+    gpus = [_gpu(g) for g in doc["gpus"]] or ["none found"]
+    if len(doc["gpus"]) > 1 and doc["gpu_memory_gb"]:
+        gpus.append(f"{doc['gpu_memory_gb']:g} GB of GPU memory in all")
+    lines += [["gpus" if i == 0 else "", text] for i, text in enumerate(gpus)]
+    lines.append(["recommended", f"{doc['recommended_engine']}: {doc['reason']}"])
+    lines += [["note", note] for note in doc["notes"]]
+    return format_table(None, lines)
+
+
+def _gpu(gpu: Dict[str, Any]) -> str:
+    many = f"{gpu['count']} x " if gpu["count"] > 1 else ""
+    if gpu["unified"]:
+        memory = "memory shared with the RAM"
+    elif gpu["memory_gb"] is None:
+        memory = "memory unknown"
+    else:
+        memory = f"{gpu['memory_gb']:g} GB" + (" each" if gpu["count"] > 1 else "")
+    return f"{many}{gpu['name']} ({gpu['vendor']}), {memory}"

@@ -1,24 +1,25 @@
-"""``jarvis models``: the models each reachable engine offers, as JSON.
+"""``jarvis models``: the models each reachable engine offers.
 
-Output shape::
+By default a table, one row per model (engine, model id); ``--json`` prints the document, for scripts::
 
     {"models": {"ollama": ["qwen3:8b", "llama3.2:3b"]},
      "errors": {"vllm": "vllm: timed out talking to http://gpu:8000/v1/models ..."}}
 
 Without ``--engine`` every engine that answers a health check is asked (in parallel); an engine that
 answers the health check but fails to list its models appears under ``errors`` (and as a warning line on
-stderr). With ``--engine`` only that engine is asked, and its failure is the command's error. Exit status
-1 when no engine could list its models.
+stderr, in both forms). With ``--engine`` only that engine is asked, and its failure is the command's error.
+Exit status 1 when no engine could list its models.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from typing import Any, Dict
+from typing import Any, Dict, List, Mapping
 
-__all__ = ["add_parser", "run"]
+from jarvis_core.cli.listing import add_json_options, format_table, wants_json, write_json
+
+__all__ = ["add_parser", "render", "run"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -26,12 +27,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "models",
         help="list the models each reachable engine offers",
-        description="List, as JSON, the models each reachable engine offers (or only --engine's).",
+        description="List the models each reachable engine offers (or only --engine's): a table, or JSON "
+        "with --json.",
     )
     p.add_argument("--engine", metavar="NAME", help="only this engine (default: every engine that answers)")
     p.add_argument("--host", metavar="URL", help="address of --engine's server")
     p.add_argument("--timeout", type=float, default=15.0, metavar="S", help="seconds to wait for the lists (default 15)")
-    p.add_argument("--indent", type=int, default=2, help="JSON indentation (0: one line)")
+    add_json_options(p)
     return p
 
 
@@ -51,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     if args.engine:
         with get_engine(config, args.engine, host=args.host) as engine:
             models = engine.list_models()
-        print(json.dumps({"models": {args.engine: list(models)}, "errors": {}}, indent=args.indent or None))
+        _print({"models": {args.engine: list(models)}, "errors": {}}, args)
         return 0
 
     engines = discover_engines(config)
@@ -70,5 +72,18 @@ def run(args: argparse.Namespace) -> int:
         # Engine errors usually start with the engine's key already: do not say it twice.
         said = message if message.startswith(f"{key}: ") else f"{key}: {message}"
         print(f"jarvis: warning: {said}", file=sys.stderr)
-    print(json.dumps({"models": dict(listing), "errors": errors}, indent=args.indent or None))
+    _print({"models": dict(listing), "errors": errors}, args)
     return 0 if listing else 1
+
+
+def _print(doc: Dict[str, Any], args: argparse.Namespace) -> None:
+    if wants_json(args):
+        write_json(doc, args)
+    else:
+        sys.stdout.write(render(doc["models"]) + "\n")
+
+
+def render(models: Mapping[str, List[str]]) -> str:
+    """The ``jarvis models`` table: a row per model, engine first; an engine that offers none says so."""
+    rows = [[engine, model] for engine, ids in models.items() for model in (ids or ["(no models)"])]
+    return format_table(["ENGINE", "MODEL"], rows) if rows else "no engine listed any models"

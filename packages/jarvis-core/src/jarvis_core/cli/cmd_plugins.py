@@ -1,6 +1,8 @@
-"""``jarvis plugins``: every loaded plugin, its distribution, version, hooks and registrations, as JSON.
+"""``jarvis plugins``: every loaded plugin, its distribution, version and what it registered.
 
-Output shape::
+By default a table, one row per plugin (name, distribution, version, what it registers, summarised), then
+the plugins that failed to load, the keys two plugins claim (clashes) and the plugins switched off. With
+``--json`` (or ``--indent N``) the whole document, for scripts::
 
     {
       "core_version": "0.1.0",
@@ -20,30 +22,39 @@ Output shape::
 ``failures`` lists plugins that failed to load (each also printed as one warning line); ``skipped`` lists
 plugins left out by ``JARVIS_LOAD_PLUGINS`` / ``JARVIS_DISABLE_PLUGINS``.
 
-Budget: this command imports only :mod:`json` and :mod:`jarvis_core.plugins` (no attrs, httpx or config), so
-it costs about as much as pluggy plus an entry-point scan. Keep it that way.
+Budget: this command imports only the standard library and :mod:`jarvis_core.plugins` (no attrs, httpx or
+config), table or JSON, so it costs about as much as pluggy plus an entry-point scan. Keep it that way.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Sequence
 
-__all__ = ["add_parser", "collect", "run"]
+from jarvis_core.cli.listing import add_json_options, cell, format_table, wants_json, write_json
+
+__all__ = ["add_parser", "collect", "render", "run", "summarise"]
+
+SUMMARY = "list installed plugins and what they registered (table; --json)"
+
+#: Kinds whose name does not read as a noun (the others: ``prompt_provider`` -> ``prompt provider(s)``).
+_KIND_WORDS = {"backend_defaults": ("backend-default rule", "backend-default rules")}
+#: Keys named in a summary before the rest are counted only.
+_KEYS_SHOWN = 3
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``plugins`` to the ``jarvis`` parser."""
     p = subparsers.add_parser(
         "plugins",
-        help="list installed plugins and what they registered (JSON)",
-        description="Print, as JSON, each loaded plugin: its distribution, version, the hooks it implements "
-        "and what it registered; plus the plugins that failed to load or were switched off.",
+        help=SUMMARY,
+        description="List each loaded plugin: its distribution, version and what it registered; then the "
+        "plugins that failed to load, the keys two plugins claim and the plugins switched off. --json adds "
+        "each plugin's module, hooks and every registration with its target.",
     )
     p.add_argument("--hook", metavar="HOOK", help="only plugins implementing HOOK (e.g. jarvis_register_engines)")
-    p.add_argument("--indent", type=int, default=2, help="JSON indentation (0: one line)")
+    add_json_options(p)
     return p
 
 
@@ -63,9 +74,10 @@ def collect(registry: Any, *, hook: str = "") -> Dict[str, Any]:
     for pattern, _fields, plugin, _dist, _version in registry.default_rules:
         registered.setdefault(plugin, {}).setdefault("backend_defaults", []).append(pattern)
 
+    failed = {f.plugin for f in pm.failures}
     plugins = []
     for name, plugin in pm.list_name_plugin():
-        if plugin is None:  # blocked
+        if plugin is None or name in failed:  # blocked, or a hook raised: listed under failures only
             continue
         hooks = sorted(h.name for h in (pm.get_hookcallers(plugin) or ()))
         if hook and hook not in hooks:
@@ -100,6 +112,62 @@ def run(args: argparse.Namespace) -> int:
     from jarvis_core.plugins import get_registry
 
     doc = collect(get_registry(), hook=args.hook or "")
-    indent = args.indent if args.indent and args.indent > 0 else None
-    sys.stdout.write(json.dumps(doc, indent=indent, default=repr) + "\n")
+    if wants_json(args):
+        write_json(doc, args)
+    else:
+        sys.stdout.write(render(doc, hook=args.hook or "") + "\n")
     return 0
+
+
+def render(doc: Dict[str, Any], *, hook: str = "") -> str:
+    """The ``jarvis plugins`` table for a :func:`collect` document: a row per plugin, then failures, clashes
+    and switched-off plugins, each under its own heading."""
+    clashing: Dict[str, List[str]] = {}
+    for c in doc["clashes"]:
+        for by in c["by"]:
+            clashing.setdefault(by["plugin"], []).append(f"{c['kind'].replace('_', ' ')} {c['key']}")
+    rows = []
+    for p in doc["plugins"]:
+        registers = summarise(p["registered"])
+        if p["name"] in clashing:
+            clash = "clashing (unusable): " + ", ".join(clashing[p["name"]])
+            registers = clash if registers == "nothing" else f"{registers}; {clash}"
+        rows.append([p["name"], p["distribution"], p["version"] or "-", registers])
+    if rows:
+        out = [format_table(["PLUGIN", "DISTRIBUTION", "VERSION", "REGISTERS"], rows)]
+    else:
+        out = [f"no loaded plugin implements {hook}" if hook else "no plugins loaded"]
+    failures = doc["failures"]
+    if failures:
+        out += ["", f"failed to load, not used ({len(failures)}):",
+                _indented(["PLUGIN", "DISTRIBUTION", "VERSION", "ERROR"],
+                          [[f["plugin"], f["distribution"], f["version"] or "-", cell(f["error"])] for f in failures])]
+    clashes = doc["clashes"]
+    if clashes:
+        out += ["", f"registered twice, unusable until one is removed or [plugins] prefer picks one ({len(clashes)}):",
+                _indented(["KIND", "KEY", "REGISTERED BY"],
+                          [[c["kind"].replace("_", " "), c["key"], ", ".join(_owner(b) for b in c["by"])]
+                           for c in clashes])]
+    if doc["skipped"]:
+        out += ["", "switched off by JARVIS_LOAD_PLUGINS / JARVIS_DISABLE_PLUGINS: " + ", ".join(doc["skipped"])]
+    out += ["", f"jarvis-core {doc['core_version']}; 'jarvis plugins --json' adds hooks, modules and every target"]
+    return "\n".join(out)
+
+
+def summarise(registered: Dict[str, List[Any]]) -> str:
+    """What a plugin registered, one phrase per kind: ``1 engine: ollama; 26 parsers: hermes, granite4, ...``."""
+    parts = []
+    for kind, items in registered.items():
+        one, several = _KIND_WORDS.get(kind, (kind.replace("_", " "), kind.replace("_", " ") + "s"))
+        keys = [item["key"] if isinstance(item, dict) else str(item) for item in items]
+        shown = ", ".join(keys[:_KEYS_SHOWN]) + (", ..." if len(keys) > _KEYS_SHOWN else "")
+        parts.append(f"{len(keys)} {one if len(keys) == 1 else several}: {shown}")
+    return "; ".join(parts) or "nothing"
+
+
+def _owner(by: Dict[str, str]) -> str:
+    return f"{by['plugin']} ({by['distribution']} {by['version']})".replace(" )", ")")
+
+
+def _indented(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    return "\n".join("  " + line for line in format_table(headers, rows).splitlines())

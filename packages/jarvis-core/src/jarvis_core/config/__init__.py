@@ -11,8 +11,9 @@
 
 The file is structured into attrs classes with a strict cattrs converter: an unknown key or a wrong type
 is a :class:`~jarvis_core.errors.ConfigError` naming the key, the file, the line and the nearest valid
-key. Engine plugins contribute the schema of their ``[engine.<key>]`` table through the
-``jarvis_register_config_sections`` hook. See ``docs/config.md``.
+key. Plugins contribute the schema of their ``[engine.<key>]`` (or any other) table through the
+``jarvis_register_config_sections`` hook: an attrs class, typed as ``type[ConfigSection]``
+(:mod:`jarvis_core.config.section`). See ``docs/config.md``.
 """
 
 from jarvis_core.config.legacy import LEGACY_KEYS, ConfigDeprecationWarning
@@ -27,6 +28,7 @@ from jarvis_core.config.schema import (
     ModelDefaultsRule,
     env_var_for,
 )
+from jarvis_core.config.section import ConfigSection, is_config_section_schema
 
 __all__ = [
     "CONFIG_ENV",
@@ -35,6 +37,7 @@ __all__ = [
     "LEGACY_KEYS",
     "AgentConfig",
     "ConfigDeprecationWarning",
+    "ConfigSection",
     "ConfigWarning",
     "EngineSettings",
     "GenericEngineConfig",
@@ -46,6 +49,7 @@ __all__ = [
     "dumps_json",
     "dumps_toml",
     "env_var_for",
+    "is_config_section_schema",
     "jarvis_home",
     "load_config",
 ]

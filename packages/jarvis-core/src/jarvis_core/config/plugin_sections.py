@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import os
 import warnings
-from typing import TYPE_CHECKING, Any, Dict, List, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Tuple, Type
 
-import attrs
-
+from jarvis_core.config.section import ConfigSection, is_config_section_schema
 from jarvis_core.config.toml_source import KeyPath, TomlSource
 from jarvis_core.config.validation import structure_table
 from jarvis_core.errors import PluginError
@@ -33,9 +32,10 @@ def plugin_roots(reg: Registry) -> List[str]:
     return sorted({name.split(".")[0] for name in _plugin_sections(reg)})
 
 
-def schema_of(registration: Registration, table: str) -> type:
-    """The attrs class a plugin registered for ``[table]``; ``dict`` (kept unchecked, with a warning) when it
-    does not import, unless ``JARVIS_STRICT_PLUGINS`` is set. Not an attrs class: :class:`PluginError`."""
+def schema_of(registration: Registration, table: str) -> Type[ConfigSection] | Type[dict]:
+    """The attrs class a plugin registered for ``[table]`` (see :class:`~jarvis_core.config.section.ConfigSection`);
+    ``dict`` (kept unchecked, with a warning) when it does not import, unless ``JARVIS_STRICT_PLUGINS`` is set.
+    Not an attrs class: :class:`PluginError`."""
     try:
         schema = registration.load()
     except PluginError as exc:
@@ -46,7 +46,7 @@ def schema_of(registration: Registration, table: str) -> type:
         # Like a broken plugin at load time: warn and keep going; the table is kept as written, unchecked.
         warnings.warn(f"the schema of [{table}]: {exc}; [{table}] is used unchecked", ConfigWarning, stacklevel=4)
         return dict
-    if not (isinstance(schema, type) and attrs.has(schema)):
+    if not is_config_section_schema(schema):
         raise registration.error(
             f"is registered as {registration.target_name()!r}, the schema of [{table}], but it is not an attrs class"
         )

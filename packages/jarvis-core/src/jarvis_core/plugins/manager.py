@@ -193,10 +193,10 @@ def _hook_problems(pm: JarvisPluginManager, plugin: Any) -> Tuple[List[str], Lis
         marked = pm.parse_hookimpl_opts(plugin, name) is not None
         guess = _near_hook(name)
         if marked and name not in _HOOKS:
-            if guess:
-                errors.append(f"implements {name}, which is not a jarvis hook; did you mean {guess[0]}?")
-            else:
-                errors.append(f"implements {name}, which is not a hook of this jarvis-core (a plugin for a newer core?)")
+            # Every hook so far exists since 0.1, so an unknown name is a mistake, not a plugin written for a
+            # newer core; once a release adds hooks, a table of them by version can say "needs jarvis-core X".
+            near = f"; did you mean {guess[0]}?" if guess else ""
+            errors.append(f"implements {name}, which is not a jarvis hook{near}")
         elif not marked and name in _HOOKS:
             hints.append(f"defines {name} without @hookimpl, so it is never called (from jarvis_core import hookimpl)")
         elif not marked and guess:
