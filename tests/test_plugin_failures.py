@@ -53,6 +53,8 @@ ENGINE_MODULE = """\
 PLUGINS = {
     # name: (entry-point name, {module path: source})
     "exits": {"jarvis_plugin_exits/plugin.py": "import sys\nsys.exit(3)\n"},
+    # What Ctrl-C during a slow import raises: it must stop the command, not be skipped like a broken plugin.
+    "interrupted": {"jarvis_plugin_interrupted/plugin.py": "raise KeyboardInterrupt\n"},
     "slow": {
         "jarvis_plugin_slow/plugin.py": """\
             import time
@@ -185,6 +187,13 @@ def test_sys_exit_at_import_is_isolated(bad_venv):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "still here\n"
     assert _warnings(proc) == [_failed("exits", "SystemExit: the plugin called sys.exit(3)")]
+
+
+def test_ctrl_c_during_a_plugin_import_stops_the_command(bad_venv):
+    proc = _run(bad_venv, "ask", "--engine", "echo", "never", "answered", load="interrupted")
+    assert proc.returncode == 130, proc.stderr
+    assert proc.stdout == ""
+    assert "failed to load" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
 
 
 def test_slow_import_is_named(bad_venv):
