@@ -187,3 +187,35 @@ async def test_async_ndjson():
     with pytest.raises(StreamError):
         async for _ in aiter_ndjson(alines(["{broken"])):
             pass
+
+
+def _feed_cost(make, pieces: List[bytes], repeats: int = 5) -> float:
+    """The least CPU time (of ``repeats`` runs) a fresh decoder takes to take ``pieces``."""
+    import time
+
+    best = float("inf")
+    for _ in range(repeats):
+        decoder = make()
+        started = time.process_time()
+        for piece in pieces:
+            decoder.feed(piece)
+        best = min(best, time.process_time() - started)
+        if best > 5:  # far past linear already; no need to repeat a quadratic run
+            break
+    return best
+
+
+@pytest.mark.parametrize("shape", ["line", "sse_line", "sse_multiline_event"])
+def test_assembling_a_long_line_or_event_is_linear(shape):
+    # A line (or one event of many data: lines) that never ends, in 16 KiB reads. Quadratic assembly made
+    # each doubling cost four times as much; linear assembly costs about 4x for 4x the input. Compared with
+    # itself in the same run (least of 5 runs each), so the machine's speed does not matter; 8x leaves room
+    # for noise.
+    from jarvis_core.engine.streams import LineByteDecoder, SSEByteDecoder
+
+    piece = b"A" * 16384 if shape != "sse_multiline_event" else (b"data: " + b"A" * 1018 + b"\n") * 16
+    first = b"data: " if shape == "sse_line" else b""
+    make = {"line": lambda: LineByteDecoder(max_line=1 << 30)}.get(shape, lambda: SSEByteDecoder(max_line=1 << 30))
+    small = _feed_cost(make, [first] + [piece] * 512)  # 8 MiB: measured 8-13 ms
+    large = _feed_cost(make, [first] + [piece] * 2048)  # 32 MiB: measured 4.0-4.5x that; quadratic was 15-46x
+    assert large / max(small, 1e-3) < 8, f"4x the input cost {large / small:.1f}x the time ({small:.3f}s, {large:.3f}s)"
