@@ -17,6 +17,12 @@ def jarvis_register_agents(register):
     register("native_react", f"{_AGENTS}.react:ReActAgent",
              description="Thought / Action / Action Input / Final Answer text protocol with stop sequences")
     register("react", f"{_AGENTS}.react:ReActAgent", description="alias of native_react", alias_of="native_react")
+    register("native_openhands", f"{_AGENTS}.codeact:CodeActAgent",
+             description="CodeAct: native calls, fenced Python run in a persistent sandboxed REPL, Hermes and Action text")
+    register("codeact", f"{_AGENTS}.codeact:CodeActAgent", description="alias of native_openhands",
+             alias_of="native_openhands")
+    register("rlm", f"{_AGENTS}.rlm:RLMAgent",
+             description="Recursive LM: the context lives in a sandboxed REPL; llm_query/llm_batch/tool_call; FINAL(x)")
 
 
 @hookimpl
@@ -44,3 +50,6 @@ def jarvis_register_tools(register):
              confirm=False)
     register("shell_exec", f"{_TOOLS}.code:ShellExecTool", description="opt-in ([tools.shell_exec] enabled = true): "
              "run a /bin/sh command in the sandbox (needs confirmation)", side_effects="write", confirm=True, opt_in=True)
+    register("web_fetch", f"{_TOOLS}.web:WebFetchTool",
+             description="fetch a public web page as text (SSRF check on every redirect hop)", side_effects="read",
+             confirm=False)

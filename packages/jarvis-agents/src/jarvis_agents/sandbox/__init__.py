@@ -1,5 +1,6 @@
 """Run model-written code away from the host process: ``PythonSandbox`` (a limited child process) and
-``ContainerRunner`` (a hardened docker/podman container), and ``SandboxedAgent`` (a whole agent in one). Names load on first use; see ``docs/sandbox.md``."""
+``ContainerRunner`` (a hardened docker/podman container), ``SandboxedAgent`` (a whole agent in one) and
+``PythonRepl`` (a persistent REPL in the process sandbox). Names load on first use; see ``docs/sandbox.md``."""
 
 from __future__ import annotations
 
@@ -21,15 +22,18 @@ if TYPE_CHECKING:
     from jarvis_agents.sandbox.limits import SandboxLimits
     from jarvis_agents.sandbox.mounts import Mount, MountPolicy
     from jarvis_agents.sandbox.python import PythonSandbox
+    from jarvis_agents.sandbox.repl import CellResult, PythonRepl
     from jarvis_agents.sandbox.result import SandboxResult
 
 __all__ = [
+    "CellResult",
     "ContainerRunner",
     "ContainerRuntimeError",
     "ContainerRuntimeNotFoundError",
     "Mount",
     "MountPolicy",
     "MountRefusedError",
+    "PythonRepl",
     "PythonSandbox",
     "SandboxError",
     "SandboxLimitError",
@@ -41,12 +45,14 @@ __all__ = [
 ]
 
 _EXPORTS = {
+    "CellResult": "jarvis_agents.sandbox.repl",
     "ContainerRunner": "jarvis_agents.sandbox.container",
     "ContainerRuntimeError": "jarvis_agents.sandbox.errors",
     "ContainerRuntimeNotFoundError": "jarvis_agents.sandbox.errors",
     "Mount": "jarvis_agents.sandbox.mounts",
     "MountPolicy": "jarvis_agents.sandbox.mounts",
     "MountRefusedError": "jarvis_agents.sandbox.errors",
+    "PythonRepl": "jarvis_agents.sandbox.repl",
     "PythonSandbox": "jarvis_agents.sandbox.python",
     "SandboxError": "jarvis_agents.sandbox.errors",
     "SandboxLimitError": "jarvis_agents.sandbox.errors",

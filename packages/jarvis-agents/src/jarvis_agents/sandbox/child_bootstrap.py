@@ -6,8 +6,9 @@ unprivileged user when it was started as root, and then either runs the job's Py
 ``__main__`` namespace or replaces itself with the job's command (``execve``). Doing this here rather
 than in a ``preexec_fn`` keeps the parent safe to use from threads.
 
-The job: ``{"mode": "python"|"exec", "code": str, "argv": [str], "limits": {"RLIMIT_X": [soft, hard]},
-"user": [uid, gid] | null}``.
+The job: ``{"mode": "python"|"exec", "code": str, "argv": [str], "args": [str], "limits": {"RLIMIT_X":
+[soft, hard]}, "user": [uid, gid] | null}``. ``args`` (python mode, optional) become ``sys.argv[1:]``: the
+persistent REPL (:mod:`~jarvis_agents.sandbox.repl_child`) gets its channel descriptors that way.
 """
 
 from __future__ import annotations
@@ -37,10 +38,10 @@ def _drop_privileges(user: list[int]) -> None:
     os.setuid(uid)
 
 
-def _run_python(code: str) -> None:
+def _run_python(code: str, args: list[str]) -> None:
     # site.py, which defines exit() and quit(), is not loaded (-S)
     builtins.exit = builtins.quit = sys.exit  # type: ignore[assignment]
-    sys.argv = ["<sandbox>"]
+    sys.argv = ["<sandbox>", *args]
     namespace: dict[str, object] = {"__name__": "__main__", "__builtins__": builtins}
     try:
         compiled = compile(code, "<sandbox>", "exec")
@@ -68,7 +69,7 @@ def main() -> None:
     if job["mode"] == "exec":
         argv = job["argv"]
         os.execve(argv[0], argv, os.environ)
-    _run_python(job["code"])
+    _run_python(job["code"], list(job.get("args") or ()))
 
 
 if __name__ == "__main__":

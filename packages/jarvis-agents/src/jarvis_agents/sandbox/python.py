@@ -107,17 +107,31 @@ class PythonSandbox:
         """Run ``command`` with ``/bin/sh -c`` under the same limits, user, directory and environment."""
         return self._run({"mode": "exec", "argv": [_SHELL, "-c", command]}, self.limits.with_timeout(timeout_s))
 
-    def _run(self, job: Dict[str, Any], limits: SandboxLimits, python: Optional[str] = None) -> SandboxResult:
+    def make_workdir(self) -> str:
+        """A fresh ``jarvis-sandbox-*`` directory (mode 0700) owned by the sandbox user; the caller removes it."""
         workdir = tempfile.mkdtemp(prefix="jarvis-sandbox-")
+        if self.user is not None:
+            os.chown(workdir, *self.user)
+        return workdir
+
+    def command(self, python: Optional[str] = None) -> List[str]:
+        """The child's command line: the interpreter in isolated mode on the bootstrap."""
+        return [python or self.python, "-I", "-S", _BOOTSTRAP]
+
+    def job(self, job: Dict[str, Any], limits: SandboxLimits) -> bytes:
+        """``job`` with these limits and the user, encoded for the bootstrap's stdin."""
+        job = {**job, "limits": self.rlimits(limits), "user": list(self.user) if self.user else None}
+        return marshal.dumps(job, _MARSHAL_VERSION)
+
+    def _run(self, job: Dict[str, Any], limits: SandboxLimits, python: Optional[str] = None) -> SandboxResult:
+        workdir = self.make_workdir()
         try:
-            if self.user is not None:
-                os.chown(workdir, *self.user)
-            job = {**job, "limits": self._rlimits(limits), "user": list(self.user) if self.user else None}
-            interpreter = python or self.python
+            argv = self.command(python)
+            interpreter = argv[0]
             try:
                 outcome = run_process(
-                    [interpreter, "-I", "-S", _BOOTSTRAP],
-                    stdin_data=marshal.dumps(job, _MARSHAL_VERSION),
+                    argv,
+                    stdin_data=self.job(job, limits),
                     env=child_environment(workdir),
                     cwd=workdir,
                     timeout_s=limits.timeout_s,
@@ -139,7 +153,8 @@ class PythonSandbox:
             error="" if ok else describe_exit(outcome.exit_code, outcome.timed_out, limits.timeout_s),
         )
 
-    def _rlimits(self, limits: SandboxLimits) -> Dict[str, List[int]]:
+    def rlimits(self, limits: SandboxLimits) -> Dict[str, List[int]]:
+        """The resource limits the bootstrap applies, as ``{"RLIMIT_X": [soft, hard]}``."""
         cpu = limits.effective_cpu_seconds
         # RLIMIT_NPROC counts every task of the real user, so the allowance sits on top of what that
         # user already runs (plus the child itself).

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import Any, List, Optional
 
+from jarvis_agents.model_call import complete_text
 from jarvis_agents.usage import report_usage
 from jarvis_core.errors import ConfigError
 from jarvis_core.tools import ToolPolicy
-from jarvis_core.types import Message, ToolSpec, Usage
+from jarvis_core.types import Message, ToolSpec
 
 __all__ = ["LLMTool"]
 
@@ -61,12 +62,7 @@ class LLMTool:
         if system or self.system:
             messages.append(Message.system(system or self.system or ""))
         messages.append(Message.user(prompt))
-        parts: List[str] = []
-        usage: Optional[Usage] = None
-        async for chunk in self.engine.stream_full(messages, model=self.model, temperature=self.temperature,
-                                                   max_tokens=self.max_tokens):
-            if chunk.content:
-                parts.append(chunk.content)
-            usage = chunk.usage or usage
+        text, usage = await complete_text(self.engine, messages, model=self.model, temperature=self.temperature,
+                                          max_tokens=self.max_tokens)
         report_usage(usage)
-        return "".join(parts)
+        return text

@@ -1,0 +1,89 @@
+"""What the RLM agent's REPL asks of its parent: ``llm_query``, ``llm_batch`` and ``tool_call``.
+
+- ``llm_query(prompt)``: one call of the sub-model (``sub_model``, else the agent's model) with
+  ``sub_temperature`` and ``sub_max_tokens`` and the agent's engine options. Its usage is added to the
+  run's, and it counts as a model call of the run. With a bus, it publishes ``INFERENCE_START``/``END``
+  (through :class:`~jarvis_core.instrumented.InstrumentedEngine`, unless the engine already reports).
+- ``llm_batch(prompts)``: the same for each prompt, concurrently, at most ``max_concurrent_sub_calls`` at
+  a time; the answers come back in prompt order. When any prompt failed, the cell gets one error naming
+  them, after all have ended (so every usage is counted).
+- ``tool_call(name, **arguments)``: one call of the agent's tools through its executor (validation,
+  approval, timeout, events); the result is added to the run's tool results. A failed call is an error
+  in the cell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from typing import Any, Dict, List
+
+from jarvis_agents.model_call import complete_text
+from jarvis_core.agents import AgentRun
+from jarvis_core.agents.run import add_usage
+from jarvis_core.types import Message, ToolCall
+
+__all__ = ["SubCalls", "reporting_engine"]
+
+
+def reporting_engine(engine: Any, bus: Any) -> Any:
+    """``engine`` publishing inference events on ``bus`` (as it is when there is no bus, or it already does)."""
+    from jarvis_core.instrumented import InstrumentedEngine
+
+    if bus is None or isinstance(engine, InstrumentedEngine):
+        return engine
+    return InstrumentedEngine(engine, bus)
+
+
+class SubCalls:
+    """The REPL call handler of one RLM run (``await calls(fn, args)``)."""
+
+    def __init__(self, agent: Any, run: AgentRun) -> None:
+        self.agent = agent
+        self.run = run
+        self.engine = reporting_engine(agent.engine, agent.bus)
+        self.limit = asyncio.Semaphore(agent.max_concurrent_sub_calls)
+        self.tools = agent.executor.with_run(run.run_id)
+        run.state.setdefault("sub_calls", 0)
+
+    async def __call__(self, fn: str, args: Dict[str, Any]) -> Any:
+        if fn == "llm_query":
+            return await self.query(str(args.get("prompt", "")))
+        if fn == "llm_batch":
+            return await self.batch([str(p) for p in args.get("prompts") or ()])
+        if fn == "tool_call":
+            return await self.tool(str(args.get("name", "")), args.get("arguments") or {})
+        raise ValueError(f"unknown REPL call {fn!r}")
+
+    async def query(self, prompt: str) -> str:
+        """One sub-model call; its usage goes into the run."""
+        agent = self.agent
+        options = {**agent.options, "temperature": agent.sub_temperature, "max_tokens": agent.sub_max_tokens}
+        async with self.limit:
+            self.run.model_calls += 1
+            self.run.state["sub_calls"] += 1
+            text, usage = await complete_text(self.engine, [Message.user(prompt)], model=agent.sub_model, **options)
+        self.run.usage = add_usage(self.run.usage, usage)
+        return text
+
+    async def batch(self, prompts: List[str]) -> List[str]:
+        """Every prompt, concurrently up to the limit; answers in order."""
+        answers = await asyncio.gather(*(self.query(p) for p in prompts), return_exceptions=True)
+        failed = [(i, a) for i, a in enumerate(answers) if isinstance(a, BaseException)]
+        for _, error in failed:
+            if not isinstance(error, Exception):  # a cancellation: not the model's business
+                raise error
+        if failed:
+            listed = "; ".join(f"prompt {i}: {type(e).__name__}: {e}" for i, e in failed[:5])
+            raise RuntimeError(f"{len(failed)} of {len(prompts)} prompts failed ({listed})")
+        return [str(a) for a in answers]
+
+    async def tool(self, name: str, arguments: Any) -> str:
+        """One call of the agent's tools; a failure raises with the executor's message."""
+        call = ToolCall(f"call_{uuid.uuid4().hex[:24]}", name, json.dumps(arguments, ensure_ascii=False, default=str))
+        result = await self.tools.aexecute(call)
+        self.run.tool_results.append(result)
+        if not result.ok:
+            raise RuntimeError(result.content)
+        return result.content
