@@ -23,6 +23,11 @@ def jarvis_register_agents(register):
              alias_of="native_openhands")
     register("rlm", f"{_AGENTS}.rlm:RLMAgent",
              description="Recursive LM: the context lives in a sandboxed REPL; llm_query/llm_batch/tool_call; FINAL(x)")
+    register("operative", f"{_AGENTS}.operative:OperativeAgent",
+             description="tool loop that remembers between runs (state and session in SQLite, per operator id)")
+    register("monitor_operative", f"{_AGENTS}.monitor:MonitorOperativeAgent",
+             description="operative with strategy axes: memory_extraction, observation_compression, "
+                         "retrieval_strategy, task_decomposition")
 
 
 @hookimpl
@@ -53,3 +58,9 @@ def jarvis_register_tools(register):
     register("web_fetch", f"{_TOOLS}.web:WebFetchTool",
              description="fetch a public web page as text (SSRF check on every redirect hop)", side_effects="read",
              confirm=False)
+
+
+@hookimpl
+def jarvis_register_commands(register):
+    register("operators", "jarvis_agents.operators.cli",
+             description="run operative agents once or on a schedule; list and show operators")
