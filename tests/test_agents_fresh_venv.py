@@ -66,7 +66,7 @@ def test_plugins_lists_agents_and_tools_without_importing_them(agents_venv):
     (agents_plugin,) = [p for p in listing["plugins"] if p["distribution"] == "jarvis-agents"]
     agents = {a["key"]: a for a in agents_plugin["registered"]["agent"]}
     assert set(agents) == {"simple", "orchestrator", "native_react", "react", "native_openhands", "codeact", "rlm",
-                           "operative", "monitor_operative"}
+                           "operative", "monitor_operative", "claude_code", "openhands"}
     assert agents["react"]["alias_of"] == "native_react" and agents["codeact"]["alias_of"] == "native_openhands"
     tools = {t["key"] for t in agents_plugin["registered"]["tool"]}
     assert tools == {"calculator", "think", "file_read", "file_write", "llm", "memory_store", "memory_retrieve",

@@ -109,9 +109,9 @@ def test_agents_and_tools_listings(capsys):
         assert main(["agents"]) == 0
         table = capsys.readouterr().out.splitlines()
         assert table[0].split() == ["KEY", "DESCRIPTION", "DISTRIBUTION", "VERSION"]
-        assert [line.split()[0] for line in table[1:]] == ["codeact", "monitor_operative", "native_openhands",
-                                                           "native_react", "operative", "orchestrator", "react",
-                                                           "rlm", "simple"]
+        assert [line.split()[0] for line in table[1:]] == ["claude_code", "codeact", "monitor_operative",
+                                                           "native_openhands", "native_react", "openhands",
+                                                           "operative", "orchestrator", "react", "rlm", "simple"]
         assert main(["tools", "--json"]) == 0
         tools = {t["key"]: t for t in json.loads(capsys.readouterr().out)}
     assert set(tools) == {"calculator", "think", "file_read", "file_write", "llm", "memory_store", "memory_retrieve",

@@ -28,6 +28,12 @@ def jarvis_register_agents(register):
     register("monitor_operative", f"{_AGENTS}.monitor:MonitorOperativeAgent",
              description="operative with strategy axes: memory_extraction, observation_compression, "
                          "retrieval_strategy, task_decomposition")
+    register("claude_code", "jarvis_agents.wrapped.claude_code:ClaudeCodeAgent",
+             description="Anthropic's Claude Code CLI, run once per request (needs claude and ANTHROPIC_API_KEY; "
+                         "jarvis wrappers check)")
+    register("openhands", "jarvis_agents.wrapped.openhands:OpenHandsAgent",
+             description="the OpenHands SDK in a child process (extra jarvis-agents[openhands]; docker unless "
+                         "runtime=local)")
 
 
 @hookimpl
@@ -64,3 +70,5 @@ def jarvis_register_tools(register):
 def jarvis_register_commands(register):
     register("operators", "jarvis_agents.operators.cli",
              description="run operative agents once or on a schedule; list and show operators")
+    register("wrappers", "jarvis_agents.wrapped.cli",
+             description="check and set up the wrapped agent runtimes (claude_code, openhands)")

@@ -79,11 +79,13 @@ def run_process(
     timeout_s: float,
     max_output_bytes: int,
     on_timeout: Optional[Callable[[], None]] = None,
+    on_start: Optional[Callable[[int], None]] = None,
 ) -> ProcessOutcome:
     """Run ``argv``, feed it ``stdin_data``, and return what it printed and how it ended.
 
     ``on_timeout`` runs before the group is killed when the timeout passes (the container runner uses it
-    to stop the container, which is not in the client's process group).
+    to stop the container, which is not in the client's process group). ``on_start`` receives the child's
+    pid (also its process-group id) as soon as it runs, so a caller on another thread can stop it early.
     """
     start = time.monotonic()
     deadline = start + timeout_s
@@ -98,6 +100,8 @@ def run_process(
         close_fds=True,
     )
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    if on_start is not None:
+        on_start(proc.pid)
     out, err = _CappedBuffer(max_output_bytes), _CappedBuffer(max_output_bytes)
     buffers: Dict[int, _CappedBuffer] = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
     timed_out = False
