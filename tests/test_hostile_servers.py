@@ -19,6 +19,7 @@ from jarvis_core.errors import (
     EngineHTTPError,
     JarvisError,
     LimitExceededError,
+    MalformedResponseError,
     ModelNotFoundError,
     StreamError,
 )
@@ -179,7 +180,7 @@ def test_a_200_web_page_on_a_stream_says_so(name):
 
 def test_ollama_refuses_an_empty_object_as_an_answer():
     with ReplayServer([Exchange("POST", "/api/chat", json={})]) as server:
-        with pytest.raises(StreamError, match="not a chat reply"):
+        with pytest.raises(MalformedResponseError, match="not a chat reply"):
             _ollama(server.url).generate(MSGS, model="m:latest")
 
 

@@ -56,7 +56,8 @@ def db(tmp_path):
 
 
 def monitor(engine, db, **axes):
-    return MonitorOperativeAgent(engine, model="m", operator_id="op", db=db, tools=TOOLS, **{**BASE, **axes})
+    return MonitorOperativeAgent(engine, model="m", operator_id="op", db=db, tools=TOOLS, mode="function_calling",
+                                 **{**BASE, **axes})
 
 
 def call(name, cid="c1", arguments="{}"):
@@ -149,6 +150,16 @@ def test_truncate_cuts_a_long_observation_with_a_marker(db):
     assert seen.startswith(LONG[:2000]) and seen.endswith(
         f"[observation truncated: {len(LONG)} characters, showing the first 2000]")
     assert len(seen) < 2100 and len(engine.calls) == 2
+
+
+def test_truncate_works_on_text_protocol_observations_too(db):
+    engine = FakeEngine(["Thought: read it\nAction: feed\nAction Input: {}", "Final Answer: done"])
+    agent = MonitorOperativeAgent(engine, model="m", operator_id="op", db=db, tools=TOOLS, mode="react",
+                                  **{**BASE, "observation_compression": "truncate"})
+    assert agent.run("read the feed").content == "done"
+    observation = engine.calls[1].messages[-1]
+    assert observation.role is Role.USER and f"[observation truncated: {len(LONG)} characters" in observation.content
+    assert LONG not in observation.content and len(observation.content) < 2200
 
 
 def test_summarize_replaces_the_observation_with_the_extra_calls_summary(db):

@@ -34,6 +34,7 @@ def db(tmp_path):
 
 
 def agent(engine, db, operator_id="op", **kwargs):
+    kwargs.setdefault("mode", "function_calling")
     return OperativeAgent(engine, model="m", operator_id=operator_id, db=db, **kwargs)
 
 
@@ -101,6 +102,20 @@ def test_the_models_own_state_write_suppresses_the_automatic_one(db):
     assert "## Your state\ncode word: ORCHID" in later.calls[0].messages[0].content
     assert [m.content for m in later.calls[1].messages if m.role is Role.TOOL][-2:] == ["code word: ORCHID"] * 2
     assert state_of(db) == "ORCHID"  # that tick did not write the state itself: its answer became it
+
+
+def test_the_state_write_is_recognised_in_structured_mode_too(db):
+    """A model without native tool calls (one JSON-schema-constrained action per turn) writes its state."""
+    action = json.dumps({"name": "memory_store", "arguments": {"key": "state", "content": "code word: ORCHID"}})
+    engine = FakeEngine([action, "Saved."], allowed_options={"response_format", "stop"})
+    result = agent(engine, db, mode="auto").run("remember the code word is ORCHID")
+    assert result.content == "Saved." and result.metadata["state_write"] == "model"
+    assert engine.calls[0].options["response_format"]["type"] == "json_schema"
+    assert state_of(db) == "code word: ORCHID"
+    later = FakeEngine([json.dumps({"content": "ORCHID"})], allowed_options={"response_format", "stop"})
+    agent(later, db, mode="structured").run("what is the code word?")
+    sent = json.dumps([m.content for m in later.calls[0].messages])
+    assert "remember the code word is ORCHID" in sent and "code word: ORCHID" in sent
 
 
 @pytest.mark.parametrize("call", [
@@ -218,8 +233,8 @@ def test_settings_errors_are_config_errors(db):
 
 def test_built_from_the_registry_with_config(db, tmp_path):
     path = tmp_path / "config.toml"
-    path.write_text(f'[agents.operative]\noperator_id = "from-config"\ndb = "{db}"\nhistory_limit = 4\n',
-                    encoding="utf-8")
+    path.write_text(f'[agents.operative]\noperator_id = "from-config"\ndb = "{db}"\nhistory_limit = 4\n'
+                    'mode = "function_calling"\n', encoding="utf-8")
     with installed_registry(jarvis_agents.plugin):
         op = create_agent("operative", FakeEngine(["done"]), model="m", config=load_config(path))
     assert isinstance(op, OperativeAgent) and op.operator_id == "from-config" and op.history_limit == 4

@@ -34,6 +34,9 @@ class Scripted(FakeEngine):
         self.script = Scripted.script_items  # shared: one tick per CLI call takes what it needs
         Scripted.made.append(self)
 
+    def supports_tools(self, model):
+        return True  # so mode auto picks native tool calls
+
 
 def jarvis(*argv, script=()):
     Scripted.script_items = list(script)

@@ -32,7 +32,7 @@ def store(tmp_path):
 
 def operative(engine, store, operator_id="op", **kwargs):
     return OperativeAgent(engine, model="m", operator_id=operator_id, sessions=store.sessions, state=store.state,
-                          **kwargs)
+                          mode="function_calling", **kwargs)
 
 
 def run_scheduler(scheduler, timeout=20.0):

@@ -164,7 +164,7 @@ def test_prompt_from_stdin(monkeypatch, capsys):
 def test_empty_question_is_a_usage_error(monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     with plugins({"fake": scripted([])}):
-        assert main(["ask", "--engine", "fake", "-"]) == 1
+        assert main(["ask", "--engine", "fake", "-"]) == 2
     assert capsys.readouterr().err == 'jarvis: error: the question is empty: jarvis ask "your question"\n'
 
 

@@ -26,8 +26,9 @@ from jarvis_core.errors import (
     ContentFilterError,
     ContextLengthError,
     EngineConnectionError,
-    EngineError,
     EngineHTTPError,
+    EngineTimeoutError,
+    MalformedResponseError,
     ModelNotFoundError,
     RateLimitError,
     ServerError,
@@ -110,9 +111,11 @@ def test_error_body_excerpt_is_bounded():
     assert len(str(info.value)) < 500 and len(info.value.body) <= 300
 
 
-def test_invalid_json_on_success_is_a_stream_error():
-    with pytest.raises(StreamError, match="invalid JSON"):
+def test_invalid_json_on_success_is_a_malformed_response():
+    with pytest.raises(MalformedResponseError, match="invalid JSON") as info:
         mock_engine(answering(200, "<html>not json</html>")).request_json("GET", "/x")
+    assert not isinstance(info.value, StreamError)  # nothing was streamed
+    assert info.value.excerpt == "<html>not json</html>" and info.value.engine_id == "mini-engine"
 
 
 async def test_async_request_maps_errors_too():
@@ -180,12 +183,15 @@ async def test_async_connection_refused():
     await engine.aclose()
 
 
-def test_timeout_is_engine_connection_error():
+def test_timeout_is_an_engine_timeout_error():
     with ReplayServer([Exchange("*", None, hang=True)]) as server:
         engine = Mini(host=server.url, timeout=0.2)
-        with pytest.raises(EngineConnectionError, match="timed out"):
+        with pytest.raises(EngineTimeoutError, match=r"timed out after 0\.2s waiting for an answer from") as info:
             engine.request_json("GET", "/v1/models")
         engine.close()
+        url = f"{server.url}/v1/models"
+    assert isinstance(info.value, EngineConnectionError)  # existing `except EngineConnectionError` still catch it
+    assert (info.value.phase, info.value.timeout, info.value.url) == ("read", 0.2, url)
 
 
 def test_health_true_false_and_never_raises():
@@ -358,9 +364,10 @@ def test_a_bad_address_is_a_config_error_naming_it(bad):
     assert repr(bad) in str(info.value)
 
 
-def test_no_host_is_an_error():
-    with pytest.raises(EngineError, match="no host"):
+def test_no_host_is_a_config_error():
+    with pytest.raises(ConfigError, match="no host given") as info:
         Mini()
+    assert info.value.key == "host"
 
 
 def test_base_url_alias_and_repr():

@@ -53,7 +53,7 @@ def test_unknown_model_and_empty_model(capsys, monkeypatch, tmp_path):
     doc = json.loads(out)
     assert code == 0 and doc["tool_parser"] is None and doc["effective_sampling"] == {"temperature": 0.7}
     code, out, err = _run(capsys, " ")
-    assert code == 1 and "MODEL is empty" in err
+    assert code == 2 and "MODEL is empty" in err
 
 
 def test_table_shows_each_field_with_its_value_and_provenance(capsys, monkeypatch, tmp_path):

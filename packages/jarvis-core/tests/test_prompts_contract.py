@@ -278,7 +278,7 @@ def test_bad_node_context_and_tool_types_are_clear_errors(registry, tmp_path):
 
 # -- CLI errors (no engine is contacted) ---------------------------------------------------------------------
 def test_cli_ask_context_without_provider_and_bad_context_file(registry, tmp_path, capsys):
-    assert main(["ask", "--node-context", "ctx.json", "hi"]) == 1
+    assert main(["ask", "--node-context", "ctx.json", "hi"]) == 2  # a usage mistake
     assert "add --prompt-provider NAME" in capsys.readouterr().err
     bad = tmp_path / "ctx.json"
     bad.write_text("[1]", encoding="utf-8")

@@ -11,6 +11,7 @@ from jarvis_core.errors import (
     BadRequestError,
     EngineConnectionError,
     EngineHTTPError,
+    MalformedResponseError,
     ModelNotFoundError,
     StreamError,
     ToolsNotSupportedError,
@@ -139,10 +140,11 @@ def test_error_in_a_200_body_is_raised():
             engine.generate(USER, model="m")
 
 
-def test_non_object_answer_is_a_stream_error():
+def test_non_object_answer_is_a_malformed_response():
     with ReplayServer([Exchange("POST", "/api/chat", json=[1, 2])]) as server:
-        with OllamaEngine(host=server.url) as engine, pytest.raises(StreamError, match="not a JSON object"):
+        with OllamaEngine(host=server.url) as engine, pytest.raises(MalformedResponseError, match="not a JSON object") as info:
             engine.generate(USER, model="m")
+    assert info.value.excerpt == "[1, 2]"
 
 
 def test_errors_never_show_the_api_key():

@@ -16,7 +16,6 @@ from jarvis_core.errors import (
     ConfigError,
     ContextLengthError,
     EngineConnectionError,
-    EngineError,
     InvalidOptionError,
     ModelNotFoundError,
 )
@@ -83,7 +82,7 @@ def test_trailing_v1_and_bare_host_are_accepted(given):
 
 
 def test_openai_compat_needs_an_address():
-    with pytest.raises(EngineError, match="no host"):
+    with pytest.raises(ConfigError, match="no host given"):
         OpenAICompatEngine()
 
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from jarvis_core.engine.openai_wire import ChatStreamDecoder, build_chat_payload, parse_chat_completion
 from jarvis_core.engine.streams import SSEByteDecoder
-from jarvis_core.errors import ContextLengthError, ServerError, StreamError
+from jarvis_core.errors import ContextLengthError, MalformedResponseError, ServerError, StreamError
 from jarvis_core.types import Message, StreamChunk, ToolSpec, Usage
 
 
@@ -88,10 +88,12 @@ def test_parse_error_payloads_raise_typed_errors():
         parse_chat_completion({"error": {"message": "This model's maximum context length is 8 tokens", "code": 400}})
     with pytest.raises(StreamError):  # older vLLM's flat error object
         parse_chat_completion({"object": "error", "message": "boom", "type": "X"})
-    with pytest.raises(StreamError, match="no choices"):
+    with pytest.raises(MalformedResponseError, match="no choices"):
         parse_chat_completion({"id": "x", "choices": []})
-    with pytest.raises(StreamError):
+    with pytest.raises(MalformedResponseError, match="expected a JSON object, got list"):
         parse_chat_completion(["not", "an", "object"])
+    with pytest.raises(MalformedResponseError, match="tool_calls must be a list"):
+        parse_chat_completion({"choices": [{"message": {"tool_calls": "call it"}}]})
 
 
 # -- streams ----------------------------------------------------------------------------------------

@@ -24,7 +24,13 @@ from typing import Any, Dict, List
 
 import pytest
 
-from jarvis_core.errors import ConfigError, EngineConnectionError
+from jarvis_core.errors import (
+    ConfigError,
+    ConflictingOptionsError,
+    EngineConnectionError,
+    InvalidOptionValueError,
+    UsageError,
+)
 from jarvis_engine_openai_compat.server.launch import smollm2_model_path
 from jarvis_engine_openai_compat.worker import (
     NOT_READY,
@@ -245,10 +251,13 @@ def test_bad_submissions_are_errors(tmp_path, workers, runner):
         worker.submit(None, "Go.", tools=["weather"])
     with pytest.raises(ValueError, match="unknown control tool"):
         worker.submit(None, "Go.", control_tools=["panic"])
-    with pytest.raises(ValueError, match="exactly one"):
+    with pytest.raises(UsageError, match="exactly one"):
         worker.submit(None, "Go.", messages=[{"role": "user", "content": "Go."}])
-    with pytest.raises(ValueError, match="response_format cannot be combined"):
+    with pytest.raises(ConflictingOptionsError, match="'response_format' and 'tools' cannot be used together") as info:
         worker.submit(None, "Go.", response_format={"type": "json_object"})
+    assert info.value.names == ("response_format", "tools") and isinstance(info.value, ValueError)
+    with pytest.raises(InvalidOptionValueError, match="option 'max_tokens' = 0 is invalid: expected a positive integer"):
+        worker.submit(None, "Go.", max_tokens=0)
     handle = worker.submit(None, "Go.", response_format={"type": "json_object"}, tool_choice="none")
     assert wait_result(worker, handle.id).content == "hi"
     assert server.requests()[0]["response_format"] == {"type": "json_object"}

@@ -85,6 +85,7 @@ def test_streamed_tool_calls_are_openai_deltas(serve):
         (E.AuthenticationError("the engine rejected its key", status_code=401), openai.AuthenticationError, 401),
         (E.ContextLengthError("prompt too long", status_code=400), openai.BadRequestError, 400),
         (E.EngineConnectionError("cannot reach http://127.0.0.1:9"), openai.InternalServerError, 503),
+        (E.EngineTimeoutError("timed out after 5s", phase="read", timeout=5.0), openai.InternalServerError, 504),
         (E.ServerError("upstream 500", status_code=500), openai.InternalServerError, 502),
     ],
 )
@@ -95,6 +96,24 @@ def test_engine_errors_reach_the_sdk_as_the_matching_exception(serve, error, sdk
         client(serve(engine)).chat.completions.create(model="fake-model", messages=ASK, stream=stream)
     assert info.value.status_code == status
     assert info.value.body["message"] == str(error) and info.value.body["type"]
+
+
+def test_a_real_engine_timeout_is_a_504_gateway_timeout(serve):
+    """A real HTTP engine whose server never answers: the SDK gets a 504 (``InternalServerError``; its own
+    ``APITimeoutError`` is only for the client's timeout), coded ``engine_timeout``, naming what timed out."""
+    from jarvis_core.testing import Exchange, ReplayServer
+
+    engines = pytest.importorskip("jarvis_engine_openai_compat.engines")
+    with ReplayServer([Exchange("*", None, hang=True)]) as upstream:
+        engine = engines.LlamaCppEngine(host=upstream.url, timeout=0.3)
+        server = serve(engine, model="m")
+        with pytest.raises(openai.InternalServerError) as info:
+            client(server).chat.completions.create(model="m", messages=ASK)
+        raw = httpx.post(server.url + "/v1/chat/completions", json={"model": "m", "messages": ASK})
+    assert info.value.status_code == 504 and not isinstance(info.value, openai.APITimeoutError)
+    assert info.value.body["code"] == "engine_timeout"
+    assert "timed out after 0.3s waiting for an answer from" in info.value.body["message"]
+    assert raw.status_code == 504 and raw.json()["error"]["type"] == "server_error"
 
 
 def test_rate_limit_carries_retry_after(serve):

@@ -115,7 +115,7 @@ def choose_engine(
     :param announce: receives a line for every choice the caller did not make explicitly (default: logging).
     """
     from jarvis_core.discovery import candidate_keys, discover_engines, get_engine
-    from jarvis_core.errors import JarvisError
+    from jarvis_core.errors import UsageError
 
     say = announce or _log_announce
     if key:
@@ -152,7 +152,8 @@ def choose_engine(
         return choice
 
     if host:
-        raise JarvisError("--host needs --engine too: which kind of server runs there? (e.g. --engine ollama)")
+        raise UsageError("--host needs --engine too: which kind of server runs there? (e.g. --engine ollama)",
+                         argument="--host")
 
     found = discover_engines(config)
     if found:

@@ -123,9 +123,9 @@ class Jarvis:
     def engine(self) -> InferenceEngine:
         """The engine (built, or picked, on first use)."""
         if self._closed:
-            from jarvis_core.errors import JarvisError
+            from jarvis_core.errors import UsageError
 
-            raise JarvisError("this Jarvis is closed; create a new one")
+            raise UsageError("this Jarvis is closed; create a new one")
         if self._engine is None:
             from jarvis_core.engine.base import InferenceEngine
             from jarvis_core.engine_choice import choose_engine
@@ -213,7 +213,7 @@ class Jarvis:
         engine, model, jarvis home and bus), the agent with :func:`~jarvis_core.agents.create_agent`; the
         request's system prompt, temperature and max tokens are the agent's explicit settings.
         """
-        from jarvis_core.errors import JarvisError, UnknownNameError
+        from jarvis_core.errors import UnknownNameError, UsageError
         from jarvis_core.plugins.registry import get_registry
 
         registry = get_registry()
@@ -228,7 +228,7 @@ class Jarvis:
                 available = sorted(registry.items("agent"))
                 hint = f"pass --agent NAME (available: {', '.join(available)})" if available else (
                     "install an agents plugin (pip install jarvis-agents) and pass --agent NAME")
-                raise JarvisError(f"tools need an agent to run them; {hint}")
+                raise UsageError(f"tools need an agent to run them; {hint}", argument="--agent")
             return None, None
         if key not in registry.items("agent"):
             raise UnknownNameError("agent", key, list(registry.items("agent")))
@@ -374,13 +374,13 @@ class Jarvis:
                            available_commands: Any, temperature: Optional[float], max_tokens: Optional[int],
                            options: Dict[str, Any]) -> Dict[str, Any]:
         """One request shaped and read by a prompt provider (see :meth:`ask_full`)."""
-        from jarvis_core.errors import JarvisError
+        from jarvis_core.errors import UsageError
         from jarvis_core.plugins.registry import get_registry
         from jarvis_core.prompts.lookup import AUTO, choose_provider
         from jarvis_core.prompts.session import PromptSession
 
         if system is not None:
-            raise JarvisError("the prompt provider builds the system prompt; do not pass one as well")
+            raise UsageError("the prompt provider builds the system prompt; do not pass one as well", argument="system")
         use_model = model or self.model
         is_auto = name.strip().lower() == AUTO
         user_rules = None if not is_auto or self._engine_is_borrowed() else self.config.model_defaults
@@ -420,15 +420,15 @@ class Jarvis:
         take one (the others build their own prompts, so combining them is an error, not a silent choice).
         The agent is built like any other (its ``[agents.<key>]`` options, the bus, the approver)."""
         from jarvis_core.agents.factory import create_agent
-        from jarvis_core.errors import JarvisError
+        from jarvis_core.errors import UsageError
         from jarvis_core.plugins.registry import get_registry
         from jarvis_core.types import AgentContext
 
         registry = get_registry()
         cls = registry.load("agent", key)
         if not getattr(cls, "accepts_prompt_session", False):
-            raise JarvisError(f"agent {key!r} builds its own prompts and takes no prompt provider; drop "
-                              "--prompt-provider, or use --agent prompt_driven (jarvis_core.prompts.PromptDrivenAgent)")
+            raise UsageError(f"agent {key!r} builds its own prompts and takes no prompt provider; drop "
+                             "--prompt-provider, or use --agent prompt_driven (jarvis_core.prompts.PromptDrivenAgent)")
         runner = create_agent(key, self.engine, model=model, config=None if self._engine_is_borrowed() else self.config,
                               registry=registry, tools=tools, prompt_session=session, bus=self._bus,
                               approver=self._approver, temperature=temperature, max_tokens=max_tokens)

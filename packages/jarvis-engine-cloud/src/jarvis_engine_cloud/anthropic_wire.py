@@ -16,10 +16,9 @@ import json
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence
 
 from jarvis_core.engine.http_errors import classify_http_error
-from jarvis_core.errors import EngineError, StreamError
+from jarvis_core.errors import EngineError, InvalidOptionValueError, MalformedResponseError, StreamError
 from jarvis_core.types import Completion, MessageLike, Role, StreamChunk, ToolCall, Usage, normalize_finish_reason
 from jarvis_engine_cloud.wire_common import (
-    OptionValueError,
     arguments_object,
     as_stop_list,
     coerce_with_extras,
@@ -123,7 +122,8 @@ def _thinking(value: Any) -> Dict[str, Any]:
     if isinstance(value, Mapping):
         return dict(value)
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise OptionValueError("thinking", "give a token budget (int) or Anthropic's thinking object", provider="anthropic")
+        raise InvalidOptionValueError("cloud (anthropic)", "thinking", "give a token budget (int) or Anthropic's thinking "
+                                      "object")
     return {"type": "enabled", "budget_tokens": value}
 
 
@@ -191,7 +191,9 @@ def _usage_details(raw: Any) -> Dict[str, Any]:
 def parse_message(payload: Any) -> Completion:
     """A :class:`Completion` from a (non-streamed) Messages API response."""
     if not isinstance(payload, Mapping) or not isinstance(payload.get("content"), list):
-        raise StreamError(f"cloud (anthropic): not a Messages API response: {json.dumps(payload)[:200]}", engine_id="cloud")
+        excerpt = json.dumps(payload)[:200]
+        raise MalformedResponseError(f"cloud (anthropic): not a Messages API response: {excerpt}", engine_id="cloud",
+                                     excerpt=excerpt)
     texts: List[str] = []
     thoughts: List[str] = []
     calls: List[ToolCall] = []

@@ -20,7 +20,7 @@ import httpx
 from jarvis_core.engine.base import InferenceEngine
 from jarvis_core.engine.limits import check_count, check_seconds
 from jarvis_core.engine.redaction import protect_logs, scrub_error
-from jarvis_core.errors import AuthenticationError, ConfigError, JarvisError
+from jarvis_core.errors import AuthenticationError, ConfigError, InvalidOptionValueError, JarvisError
 from jarvis_core.types import Completion, MessageLike, StreamChunk
 from jarvis_engine_cloud.credentials import (
     KEY_VARS,
@@ -32,7 +32,6 @@ from jarvis_engine_cloud.provider_base import ProviderClient
 from jarvis_engine_cloud.providers import PROVIDER_CLASSES
 from jarvis_engine_cloud.retry import RetryPolicy
 from jarvis_engine_cloud.routing import ANTHROPIC, GOOGLE, OPENAI, PROVIDERS, Route, display_name, route_model
-from jarvis_engine_cloud.wire_common import OptionValueError
 
 __all__ = ["CloudEngine"]
 
@@ -123,7 +122,8 @@ class CloudEngine(InferenceEngine):
     def client(self, provider: str) -> ProviderClient:
         """The client of ``provider`` (created on first use); raises :class:`AuthenticationError` without a key."""
         if provider not in self._settings:
-            raise OptionValueError("provider", f"unknown provider {provider!r}; known: {', '.join(PROVIDERS)}")
+            raise InvalidOptionValueError("cloud", "provider", f"unknown provider; known: {', '.join(PROVIDERS)}",
+                                          value=provider)
         existing = self._clients.get(provider)
         if existing is not None:
             return existing

@@ -20,10 +20,9 @@ import re
 import uuid
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
-from jarvis_core.errors import ContentFilterError, StreamError
+from jarvis_core.errors import ContentFilterError, InvalidOptionValueError, MalformedResponseError, StreamError
 from jarvis_core.types import Completion, MessageLike, Role, StreamChunk, ToolCall, Usage
 from jarvis_engine_cloud.wire_common import (
-    OptionValueError,
     arguments_object,
     as_stop_list,
     coerce_with_extras,
@@ -136,11 +135,10 @@ def _convert_messages(messages: Sequence[MessageLike]) -> Tuple[List[str], List[
             call_id = msg.tool_call_id or ""
             name = msg.name or names.get(call_id)
             if not name:
-                raise OptionValueError(
-                    "messages",
+                raise InvalidOptionValueError(
+                    "cloud (google)", "messages",
                     f"the tool result for call {call_id!r} names no function and follows no call with that id; "
                     "Gemini needs the function name",
-                    provider="google",
                 )
             fr: Dict[str, Any] = {"name": name, "response": _response_object(msg.content)}
             own_id, _ = split_call_id(call_id)
@@ -195,7 +193,8 @@ def _response_format(value: Any, config: Dict[str, Any]) -> None:
         config["responseMimeType"] = "application/json"
         config["responseJsonSchema"] = value["json_schema"].get("schema", {})
         return
-    raise OptionValueError("response_format", "use {'type': 'json_object'} or {'type': 'json_schema', ...}", provider="google")
+    raise InvalidOptionValueError("cloud (google)", "response_format",
+                                  "use {'type': 'json_object'} or {'type': 'json_schema', ...}")
 
 
 def build_payload(
@@ -227,7 +226,8 @@ def build_payload(
         _response_format(opts["response_format"], config)
     thinking: Dict[str, Any] = dict(opts["thinking"]) if isinstance(opts.get("thinking"), Mapping) else {}
     if "thinking" in opts and not isinstance(opts["thinking"], Mapping):
-        raise OptionValueError("thinking", "give Gemini's thinkingConfig object (or use thinking_budget)", provider="google")
+        raise InvalidOptionValueError("cloud (google)", "thinking", "give Gemini's thinkingConfig object (or use "
+                                      "thinking_budget)")
     if "thinking_budget" in opts:
         thinking["thinkingBudget"] = int(opts["thinking_budget"])
     if "include_thoughts" in opts:
@@ -339,6 +339,10 @@ class _Accumulator:
 
 def parse_response(payload: Any, *, model: str = "") -> Completion:
     """A :class:`Completion` from a ``generateContent`` response."""
+    if not isinstance(payload, Mapping):
+        excerpt = str(payload)[:200]
+        raise MalformedResponseError(f"cloud (google): not a GenerateContentResponse: {excerpt}", engine_id="cloud",
+                                     excerpt=excerpt)
     acc = _Accumulator()
     content, reasoning = acc.take(payload)
     finish = acc.finish_reason()

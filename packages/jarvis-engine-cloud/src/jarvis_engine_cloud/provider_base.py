@@ -20,14 +20,13 @@ from typing import Any, AsyncIterator, Callable, ClassVar, Dict, FrozenSet, Mapp
 import httpx
 
 from jarvis_core.engine.http import HTTPEngine
-from jarvis_core.engine.http_errors import classify_http_error, parse_retry_after
+from jarvis_core.engine.http_errors import classify_http_error, parse_retry_after, timeout_error
 from jarvis_core.engine.streams import SSEByteDecoder
 from jarvis_core.errors import (
     EngineConnectionError,
     EngineError,
     EngineHTTPError,
     InvalidOptionError,
-    RateLimitError,
     StreamError,
 )
 from jarvis_core.types import StreamChunk
@@ -102,15 +101,15 @@ class ProviderClient(HTTPEngine):
         error = classify_http_error(response.status_code, body, engine_id=self.who, model=model, retry_after=retry_after)
         error = self.refine_error(error, response.status_code, body)
         error.engine_id = "cloud"
-        if retry_after is not None and not isinstance(error, RateLimitError):
-            error.retry_after = retry_after  # type: ignore[attr-defined]  # 503 + Retry-After is honoured too
+        if error.retry_after is None:
+            error.retry_after = retry_after  # a refined error keeps the hint too (a 503's is honoured like a 429's)
         return error
 
     def transport_error(self, exc: Exception, path: str) -> EngineError:
         """The jarvis error for an httpx transport failure (names the URL variable to check)."""
         url = self.base_url + path.split("?", 1)[0]
         if isinstance(exc, httpx.TimeoutException):
-            return EngineConnectionError(f"{self.who}: timed out talking to {url} ({type(exc).__name__})", engine_id="cloud")
+            return timeout_error(exc, engine_id="cloud", url=url, who=self.who)
         if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)):
             return StreamError(f"{self.who}: the connection to {url} broke off ({type(exc).__name__})", engine_id="cloud")
         return EngineConnectionError(

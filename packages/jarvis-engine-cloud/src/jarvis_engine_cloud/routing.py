@@ -15,7 +15,7 @@ from typing import Tuple
 
 import attrs
 
-from jarvis_engine_cloud.wire_common import OptionValueError
+from jarvis_core.errors import InvalidOptionValueError
 
 __all__ = ["ANTHROPIC", "GOOGLE", "OPENAI", "PROVIDERS", "Route", "display_name", "route_model"]
 
@@ -47,7 +47,7 @@ def route_model(model: str) -> Route:
             provider, name = target, name[len(prefix) :]
             break
     if not name:
-        raise OptionValueError("model", f"{model!r} names a provider but no model")
+        raise InvalidOptionValueError("cloud", "model", "names a provider but no model", value=model)
     if provider is None:
         lowered = name.lower()
         provider = ANTHROPIC if "claude" in lowered else GOOGLE if "gemini" in lowered else OPENAI

@@ -6,28 +6,16 @@ import json
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from jarvis_core.engine.messages import coerce_message
-from jarvis_core.errors import BadRequestError, InvalidOptionError
+from jarvis_core.errors import BadRequestError, InvalidOptionValueError
 from jarvis_core.types import Message, MessageLike, ToolSpec
 
 __all__ = [
-    "OptionValueError",
     "arguments_object",
     "as_stop_list",
     "coerce_with_extras",
     "openai_tool_choice",
     "tool_specs",
 ]
-
-
-class OptionValueError(InvalidOptionError):
-    """An allowed option with a value the provider cannot take (a typed ``ValueError``)."""
-
-    def __init__(self, name: str, message: str, *, provider: str = "") -> None:
-        self.engine_id = "cloud"
-        self.names = (name,)
-        self.allowed = ()
-        where = f"cloud ({provider})" if provider else "cloud"
-        Exception.__init__(self, f"{where}: option {name!r}: {message}")
 
 
 def coerce_with_extras(messages: Sequence[MessageLike]) -> List[Tuple[Message, Mapping[str, Any]]]:
@@ -71,18 +59,20 @@ def as_stop_list(value: Any) -> List[str]:
         return [value]
     if isinstance(value, (list, tuple)):
         return [str(v) for v in value]
-    raise OptionValueError("stop", f"must be a string or a list of strings, not {type(value).__name__}")
+    raise InvalidOptionValueError("cloud", "stop", f"must be a string or a list of strings, not {type(value).__name__}")
 
 
 def openai_tool_choice(value: Any) -> Tuple[str, Optional[str]]:
     """An OpenAI-style ``tool_choice`` as ``(mode, function name)``; mode is auto, none, required or function."""
     if isinstance(value, str):
         if value not in ("auto", "none", "required"):
-            raise OptionValueError("tool_choice", f"must be 'auto', 'none', 'required' or a function, not {value!r}")
+            raise InvalidOptionValueError("cloud", "tool_choice", "must be 'auto', 'none', 'required' or a function",
+                                          value=value)
         return value, None
     if isinstance(value, Mapping):
         fn = value.get("function")
         name = (fn if isinstance(fn, Mapping) else value).get("name")
         if name:
             return "function", str(name)
-    raise OptionValueError("tool_choice", f"{value!r} is not 'auto', 'none', 'required' or {{'function': {{'name': ...}}}}")
+    raise InvalidOptionValueError("cloud", "tool_choice", "must be 'auto', 'none', 'required' or {'function': {'name': ...}}",
+                                  value=value)

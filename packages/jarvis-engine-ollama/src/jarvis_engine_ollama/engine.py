@@ -22,8 +22,9 @@ from jarvis_core.errors import (
     BadRequestError,
     EngineError,
     EngineHTTPError,
+    InvalidOptionValueError,
+    MalformedResponseError,
     ModelNotFoundError,
-    StreamError,
     ToolsNotSupportedError,
 )
 from jarvis_core.events import EventBus, default_bus
@@ -41,7 +42,6 @@ from jarvis_engine_ollama.options import (
     ALLOWED_OPTIONS,
     DEFAULT_NUM_CTX,
     SAMPLING_KEYS,
-    InvalidOptionValueError,
     check_format,
     check_keep_alive,
     check_num_ctx,
@@ -152,7 +152,8 @@ class OllamaEngine(HTTPEngine):
         stream: bool,
     ) -> ChatRequest:
         if not isinstance(model, str) or not model.strip():
-            raise InvalidOptionValueError("model", model, "a model name such as 'llama3.2' (see `ollama list`)")
+            raise InvalidOptionValueError("ollama", "model", "expected a model name such as 'llama3.2' (see `ollama list`)",
+                                          value=model)
         plan = self._plan(model)
         body: Dict[str, Any] = {"model": model, "messages": messages_to_ollama(messages), "stream": stream}
         wire_tools = tools_to_ollama(tools)
@@ -199,13 +200,14 @@ class OllamaEngine(HTTPEngine):
 
     def _completion(self, req: ChatRequest, obj: Any) -> Completion:
         if not isinstance(obj, dict):
-            raise StreamError(f"ollama: {_CHAT} answered with {type(obj).__name__}, not a JSON object", engine_id="ollama")
+            raise MalformedResponseError(f"ollama: {_CHAT} answered with {type(obj).__name__}, not a JSON object",
+                                         engine_id="ollama", excerpt=self.redact(json.dumps(obj)[:200]))
         if obj.get("error"):
             raise self.scrub(error_from_payload(self.redact(obj), engine_id=self.engine_id))
         if "message" not in obj and "done" not in obj:
             excerpt = self.redact(json.dumps(obj)[:200])
-            raise StreamError(f"ollama: {_CHAT} answered with JSON that is not a chat reply (no message, no done): "
-                              f"{excerpt}", engine_id="ollama")
+            raise MalformedResponseError(f"ollama: {_CHAT} answered with JSON that is not a chat reply (no message, "
+                                         f"no done): {excerpt}", engine_id="ollama", excerpt=excerpt)
         msg = obj.get("message") or {}
         calls = tool_calls_from_ollama(msg.get("tool_calls"), set())
         meta = answer_metadata(obj)

@@ -3,7 +3,8 @@
 Sampling options go inside Ollama's ``options`` object (Ollama ignores them at the top level); ``think``,
 ``format`` and ``keep_alive`` are top-level request fields. ``max_tokens`` becomes ``options.num_predict``.
 Anything not listed here is refused (:class:`~jarvis_core.errors.InvalidOptionError`), and a listed option
-with a value of the wrong kind raises :class:`InvalidOptionValueError`, before anything is sent.
+with a value of the wrong kind raises :class:`~jarvis_core.errors.InvalidOptionValueError`, before anything
+is sent.
 """
 
 from __future__ import annotations
@@ -11,12 +12,11 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, FrozenSet, Mapping, Optional
 
-from jarvis_core.errors import InvalidOptionError
+from jarvis_core.errors import InvalidOptionValueError
 
 __all__ = [
     "ALLOWED_OPTIONS",
     "DEFAULT_NUM_CTX",
-    "InvalidOptionValueError",
     "SAMPLING_KEYS",
     "THINK_LEVELS",
     "check_format",
@@ -41,17 +41,6 @@ ALLOWED_OPTIONS: FrozenSet[str] = frozenset(
 _DURATION = re.compile(r"^-?\d+(\.\d+)?(ns|us|µs|ms|s|m|h)?(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))*$")
 
 
-class InvalidOptionValueError(InvalidOptionError):
-    """An allowed option with a value Ollama cannot take (named, with what it expects)."""
-
-    def __init__(self, name: str, value: Any, expected: str) -> None:
-        self.engine_id = "ollama"
-        self.names = (name,)
-        self.allowed = ()
-        self.value = value
-        ValueError.__init__(self, f"engine 'ollama': option {name}={value!r} is invalid; expected {expected}")
-
-
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -60,14 +49,16 @@ def check_think(value: Any) -> Any:
     """``think``: a bool or one of :data:`THINK_LEVELS`."""
     if value is None or isinstance(value, bool) or value in THINK_LEVELS:
         return value
-    raise InvalidOptionValueError("think", value, f"true, false or one of {', '.join(THINK_LEVELS)}")
+    raise InvalidOptionValueError(
+        "ollama", "think", f"expected true, false or one of {', '.join(THINK_LEVELS)}", value=value
+    )
 
 
 def check_format(value: Any) -> Any:
     """``format``: ``"json"`` or a JSON schema (a dict)."""
     if value is None or value == "json" or isinstance(value, dict):
         return value
-    raise InvalidOptionValueError("format", value, '"json" or a JSON schema (a dict)')
+    raise InvalidOptionValueError("ollama", "format", 'expected "json" or a JSON schema (a dict)', value=value)
 
 
 def check_keep_alive(value: Any) -> Any:
@@ -77,7 +68,9 @@ def check_keep_alive(value: Any) -> Any:
         return value
     if isinstance(value, str) and _DURATION.match(value.strip()):
         return value.strip()
-    raise InvalidOptionValueError("keep_alive", value, 'seconds (a number) or a duration such as "5m", "1h", "-1"')
+    raise InvalidOptionValueError(
+        "ollama", "keep_alive", 'expected seconds (a number) or a duration such as "5m", "1h", "-1"', value=value
+    )
 
 
 def check_num_ctx(value: Any) -> Optional[int]:
@@ -85,7 +78,9 @@ def check_num_ctx(value: Any) -> Optional[int]:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidOptionValueError("num_ctx", value, "a positive number of tokens, or 0 to let the server decide")
+        raise InvalidOptionValueError(
+            "ollama", "num_ctx", "expected a positive number of tokens, or 0 to let the server decide", value=value
+        )
     return value
 
 
@@ -106,7 +101,9 @@ def wire_options(
         out = dict(sampling)
         if max_tokens is not None:
             if max_tokens.__class__ is not int:
-                raise InvalidOptionValueError("max_tokens", max_tokens, "an integer (or None for no limit)")
+                raise InvalidOptionValueError(
+                    "ollama", "max_tokens", "expected an integer (or None for no limit)", value=max_tokens
+                )
             out["num_predict"] = max_tokens
         if num_ctx:
             out["num_ctx"] = num_ctx
@@ -116,17 +113,19 @@ def wire_options(
         if value is None:
             continue
         if not _is_number(value):
-            raise InvalidOptionValueError(key, value, "a number")
+            raise InvalidOptionValueError("ollama", key, "expected a number", value=value)
         out[key] = value
     for key in ("frequency_penalty", "seed"):
         value = options.get(key)
         if value is not None:
             if not _is_number(value) or (key == "seed" and not isinstance(value, int)):
-                raise InvalidOptionValueError(key, value, "an integer" if key == "seed" else "a number")
+                raise InvalidOptionValueError(
+                    "ollama", key, "expected an integer" if key == "seed" else "expected a number", value=value
+                )
             out[key] = value
     if "top_k" in out:
         if not isinstance(out["top_k"], int):
-            raise InvalidOptionValueError("top_k", out["top_k"], "an integer")
+            raise InvalidOptionValueError("ollama", "top_k", "expected an integer", value=out["top_k"])
         if out["top_k"] < 0:
             out["top_k"] = 0  # family tables say -1 for "no top-k"; Ollama's samplers take 0 for that
     stop = options.get("stop")
@@ -134,11 +133,13 @@ def wire_options(
         if isinstance(stop, str):
             stop = [stop]
         if not isinstance(stop, (list, tuple)) or not all(isinstance(s, str) for s in stop):
-            raise InvalidOptionValueError("stop", stop, "a string or a list of strings")
+            raise InvalidOptionValueError("ollama", "stop", "expected a string or a list of strings", value=stop)
         out["stop"] = list(stop)
     if max_tokens is not None:
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
-            raise InvalidOptionValueError("max_tokens", max_tokens, "an integer (or None for no limit)")
+            raise InvalidOptionValueError(
+                "ollama", "max_tokens", "expected an integer (or None for no limit)", value=max_tokens
+            )
         out["num_predict"] = max_tokens
     if num_ctx:
         out["num_ctx"] = num_ctx

@@ -29,18 +29,20 @@ from jarvis_core.engine.streams import SSEByteDecoder, loads_payload
 from jarvis_core.errors import (
     BadRequestError,
     ConfigError,
+    ConflictingOptionsError,
     ContextLengthError,
     EngineError,
     EngineHTTPError,
+    InvalidOptionValueError,
+    MalformedResponseError,
     ModelNotFoundError,
-    StreamError,
     ToolsNotSupportedError,
 )
 from jarvis_core.events import EventType
 from jarvis_core.plugins.registry import get_registry
 from jarvis_core.tools import json_mode
 from jarvis_core.types import Completion, MessageLike, StreamChunk
-from jarvis_engine_openai_compat.tool_modes import TOOL_MODES, ConflictingOptionError
+from jarvis_engine_openai_compat.tool_modes import TOOL_MODES
 
 __all__ = ["COMMON_OPTIONS", "LOCAL_SAMPLING", "OpenAICompatEngine"]
 
@@ -170,8 +172,8 @@ class OpenAICompatEngine(HTTPEngine):
             return "native"
         mode = options.get("tool_mode") or self.tool_mode
         if mode not in TOOL_MODES:
-            raise ConflictingOptionError(self.engine_id, ["tool_mode"],
-                                         f"tool_mode must be one of {', '.join(TOOL_MODES)}, got {mode!r}")
+            raise InvalidOptionValueError(self.engine_id, "tool_mode", f"expected one of {', '.join(TOOL_MODES)}",
+                                          value=mode)
         return mode
 
     def _auto_mode(self) -> Optional[str]:
@@ -208,8 +210,10 @@ class OpenAICompatEngine(HTTPEngine):
         wire_messages: Any = messages
         if wire_tools and mode == "json_schema":
             if extra.get("response_format") is not None:
-                raise ConflictingOptionError(self.engine_id, ["response_format"],
-                                             "response_format cannot be combined with tools in json_schema tool mode")
+                raise ConflictingOptionsError(
+                    self.engine_id, ["response_format", "tool_mode"],
+                    "the json_schema tool mode sends the tools as a response format of its own; drop "
+                    "response_format, or use tool_mode='native' with a server that supports tools")
             choice = extra.pop("tool_choice", None)
             extra.pop("parallel_tool_calls", None)
             forced = json_mode.forced_tool_name(choice)
@@ -219,7 +223,7 @@ class OpenAICompatEngine(HTTPEngine):
                 try:
                     extra["response_format"] = json_mode.response_format_for_choice(wire_tools, choice)
                 except ValueError as exc:
-                    raise ConflictingOptionError(self.engine_id, ["tool_choice"], str(exc)) from None
+                    raise ConflictingOptionsError(self.engine_id, ["tool_choice", "tools"], str(exc)) from None
             payload_tools = None
         else:
             payload_tools = wire_tools
@@ -424,8 +428,9 @@ class OpenAICompatEngine(HTTPEngine):
         payload = self.request_json("GET", self.models_path, timeout=self.health_timeout * 5)
         data = payload.get("data") if isinstance(payload, Mapping) else None
         if not isinstance(data, list):
-            raise StreamError(f"{self.engine_id}: {self.models_path} answered without a model list",
-                              engine_id=self.engine_id)
+            excerpt = self.redact(str(payload)[:200])
+            raise MalformedResponseError(f"{self.engine_id}: {self.models_path} answered without a model list: {excerpt}",
+                                         engine_id=self.engine_id, excerpt=excerpt)
         return [str(m["id"]) for m in data if isinstance(m, Mapping) and m.get("id")]
 
     def prepare(self, model: str) -> None:

@@ -13,11 +13,14 @@ jarvis error                        status code
 ``ContentFilterError``              400    ``content_filter``
 ``BadRequestError``                 400    ``invalid_request``
 ``AuthenticationError``             401    ``upstream_authentication``
+``ConfigError``, ``UsageError``     400    ``invalid_request``
 ``ModelNotFoundError`` / unknown    404    ``model_not_found``
 ``RateLimitError``                  429    ``rate_limit_exceeded``
+``EngineTimeoutError``              504    ``engine_timeout``
 ``EngineConnectionError``           503    ``engine_unavailable``
 ``ServerError``, ``StreamError``,   502    ``upstream_error``
-other ``EngineHTTPError``
+``MalformedResponseError``, other
+``EngineHTTPError``
 anything else                       500    ``internal_error`` (message withheld, logged)
 =================================== ====== =========================
 
@@ -69,12 +72,14 @@ _MAP: List[Tuple[type, int, str]] = [
     (E.ModelNotFoundError, 404, "model_not_found"),
     (E.UnknownNameError, 404, "not_found"),
     (E.RateLimitError, 429, "rate_limit_exceeded"),
+    (E.EngineTimeoutError, 504, "engine_timeout"),
     (E.EngineConnectionError, 503, "engine_unavailable"),
     (E.ServerError, 502, "upstream_error"),
     (E.StreamError, 502, "upstream_error"),
     (E.EngineHTTPError, 502, "upstream_error"),
     (E.EngineError, 502, "upstream_error"),
     (E.ConfigError, 400, "invalid_request"),
+    (E.UsageError, 400, "invalid_request"),
     (E.JarvisError, 500, "internal_error"),
 ]
 

@@ -300,10 +300,11 @@ class MonitorOperativeAgent(OperativeAgent):
             else:
                 yield Notice(run.run_id, "compression", f"the summary of {result.name}'s output was empty; "
                              "truncated it instead", run.turns)
+        # The output is a tool message (native, structured) or part of an "Observation:" message (text modes).
         for i in range(len(run.messages) - 1, -1, -1):
             msg = run.messages[i]
-            if msg.role is Role.TOOL and msg.tool_call_id == result.tool_call_id and msg.content == text:
-                run.messages[i] = attrs.evolve(msg, content=shorter)
+            if msg.role in (Role.TOOL, Role.USER) and msg.content and text in msg.content:
+                run.messages[i] = attrs.evolve(msg, content=msg.content.replace(text, shorter, 1))
                 break
         done = "summarized" if shorter.startswith("[summary") else "truncated"
         yield Notice(run.run_id, "compression", f"{result.name} output of {len(text)} characters {done} to "

@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any, AsyncIterator, List, Optional, Sequence, Tuple, Union
 
 from jarvis_agents.agents.operator_memory import MEMORY_TOOL_NAMES, OperatorMemory
+from jarvis_agents.agents.orchestrator import OrchestratorAgent
 from jarvis_agents.agents.strategies.retrieval import item_text
-from jarvis_agents.agents.tool_loop import LoopAgent
-from jarvis_core.agents import AgentEvent, AgentRun, TurnFinished
+from jarvis_core.agents import AgentEvent, AgentRun, ToolCallsRequested, TurnFinished
 from jarvis_core.errors import ConfigError
 from jarvis_core.stores import SessionStore, SQLiteStore, StateStore, whole_groups
 from jarvis_core.types import Message, Role
@@ -54,7 +54,7 @@ def refinish(run: AgentRun, **metadata: Any) -> None:
     run.finish(run.result.content, run.result.stop_reason, **{**kept, **metadata})
 
 
-class OperativeAgent(LoopAgent):
+class OperativeAgent(OrchestratorAgent):
     """``OperativeAgent(engine, model=..., operator_id="daily-report", db="ops.db", tools=[...])``.
 
     :param operator_id: whose memory this agent uses (1-64 letters, digits, ``_ . -``).
@@ -63,6 +63,10 @@ class OperativeAgent(LoopAgent):
     :param db: the SQLite file used when no stores are given (default ``operators.db`` in the jarvis home).
     :param history_limit: how many past messages a tick loads at most.
     :param state_max_chars: how much of an answer is kept as the state.
+
+    The tool loop is the orchestrator's: ``mode`` (``auto`` by default: native tool calls when the model has them,
+    else one JSON-schema-constrained action per turn, else the ReAct text protocol), ``structured_answer`` and
+    ``max_string_length`` work as there.
     """
 
     agent_id = "operative"
@@ -156,7 +160,7 @@ class OperativeAgent(LoopAgent):
     async def _save(self, run: AgentRun) -> None:
         assert run.result is not None
         tick = run.messages[run.state["tick_start"]:]
-        if self._model_wrote_state(run, tick):
+        if self._model_wrote_state(run):
             how, value = "model", None
         elif run.result.content.strip():
             how, value = "auto", run.result.content[:self.state_max_chars]
@@ -171,18 +175,17 @@ class OperativeAgent(LoopAgent):
         await asyncio.to_thread(write)
         refinish(run, operator_id=self.operator_id, state_write=how)
 
-    def _model_wrote_state(self, run: AgentRun, tick: Sequence[Message]) -> bool:
+    def _model_wrote_state(self, run: AgentRun) -> bool:
         ok = {r.tool_call_id for r in run.tool_results if r.ok and r.name == "memory_store"}
-        for msg in tick:
-            for call in msg.tool_calls if msg.role is Role.ASSISTANT else ():
-                if call.name != "memory_store" or call.id not in ok:
-                    continue
-                try:
-                    key = json.loads(call.arguments or "{}").get("key")
-                except (ValueError, AttributeError):
-                    continue
-                if isinstance(key, str) and key.strip() and self.memory.key(key) == self.memory.state_key:
-                    return True
+        for call in run.state.get("requested", ()):
+            if call.name != "memory_store" or call.id not in ok:
+                continue
+            try:
+                key = json.loads(call.arguments or "{}").get("key")
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(key, str) and key.strip() and self.memory.key(key) == self.memory.state_key:
+                return True
         return False
 
     # -- steps a subclass changes -------------------------------------------------------------------
@@ -192,8 +195,10 @@ class OperativeAgent(LoopAgent):
         yield  # pragma: no cover - makes this an async generator
 
     async def work(self, run: AgentRun) -> AsyncIterator[AgentEvent]:
-        """The tick's work on the assembled transcript. Default: the tool loop."""
-        async for event in LoopAgent.loop(self, run):
+        """The tick's work on the assembled transcript. Default: the orchestrator's tool loop."""
+        async for event in OrchestratorAgent.loop(self, run):
+            if isinstance(event, ToolCallsRequested):  # what the model asked for, whatever the protocol
+                run.state.setdefault("requested", []).extend(event.calls)
             yield event
 
     async def after_work(self, run: AgentRun) -> AsyncIterator[AgentEvent]:

@@ -91,18 +91,18 @@ def request_options(args: argparse.Namespace) -> Dict[str, Any]:
 
 
 def _prompt(args: argparse.Namespace) -> str:
-    from jarvis_core.errors import JarvisError
+    from jarvis_core.errors import UsageError
 
     words = list(args.prompt)
     if words in ([], ["-"]):
         if words == [] and sys.stdin.isatty():
-            raise JarvisError('no question given: jarvis ask "your question" (or pipe it on stdin)')
+            raise UsageError('no question given: jarvis ask "your question" (or pipe it on stdin)', argument="PROMPT")
         buffer = getattr(sys.stdin, "buffer", None)  # bytes, so text that is not UTF-8 is repaired, not fatal
         text = (buffer.read().decode("utf-8", "surrogateescape") if buffer is not None else sys.stdin.read()).strip()
     else:
         text = " ".join(words).strip()
     if not text:
-        raise JarvisError('the question is empty: jarvis ask "your question"')
+        raise UsageError('the question is empty: jarvis ask "your question"', argument="PROMPT")
     return repair_text(text)
 
 
@@ -185,10 +185,10 @@ def _provider_options(args: argparse.Namespace) -> Dict[str, Any]:
     name = getattr(args, "prompt_provider", None)
     if not name:
         if any(getattr(args, a, None) for a in ("node_context", "timezone", "commands")):
-            from jarvis_core.errors import JarvisError
+            from jarvis_core.errors import UsageError
 
-            raise JarvisError("--node-context, --timezone and --commands are read by a prompt provider; add "
-                              "--prompt-provider NAME")
+            raise UsageError("--node-context, --timezone and --commands are read by a prompt provider; add "
+                             "--prompt-provider NAME", argument="--prompt-provider")
         return {}
     from jarvis_core.cli.prompt_files import read_json_file
 

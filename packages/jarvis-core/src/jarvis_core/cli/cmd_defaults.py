@@ -69,9 +69,9 @@ def collect(model: str, backend: Optional[str] = None, *, use_config: bool = Tru
 def run(args: argparse.Namespace) -> int:
     """Print the resolved defaults of ``args.model``."""
     if not args.model.strip():
-        from jarvis_core.errors import JarvisError
+        from jarvis_core.errors import UsageError
 
-        raise JarvisError("MODEL is empty: give a model id such as 'qwen3:8b' or 'Qwen/Qwen3-8B'")
+        raise UsageError("MODEL is empty: give a model id such as 'qwen3:8b' or 'Qwen/Qwen3-8B'", argument="MODEL")
     doc = collect(args.model, args.backend, use_config=not args.no_user_config)
     if wants_json(args):
         write_json(doc, args)

@@ -44,11 +44,11 @@ def run(args: argparse.Namespace) -> int:
     """Run ``jarvis engines``."""
     from jarvis_core.config import load_config
     from jarvis_core.discovery import probe_engines
-    from jarvis_core.errors import JarvisError, UnknownNameError
+    from jarvis_core.errors import UnknownNameError, UsageError
     from jarvis_core.plugins.registry import get_registry
 
     if args.timeout is not None and args.timeout <= 0:
-        raise JarvisError("--timeout must be a positive number of seconds")
+        raise UsageError("--timeout must be a positive number of seconds", argument="--timeout")
     config = load_config(getattr(args, "config", None))
     installed = get_registry().items("engine")
     for key in args.keys:

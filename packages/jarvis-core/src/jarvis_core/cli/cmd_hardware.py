@@ -45,11 +45,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``jarvis hardware``."""
-    from jarvis_core.errors import JarvisError
+    from jarvis_core.errors import UsageError
     from jarvis_core.hardware import detect_hardware, explain_recommendation
 
     if args.timeout <= 0:
-        raise JarvisError("--timeout must be a positive number of seconds")
+        raise UsageError("--timeout must be a positive number of seconds", argument="--timeout")
     hw = detect_hardware(timeout=args.timeout)
     rec = explain_recommendation(hw)
     doc = {**hw.to_dict(), "recommended_engine": rec.engine, "reason": rec.reason}

@@ -42,12 +42,13 @@ def run(args: argparse.Namespace) -> int:
     from jarvis_core.cli.output import one_line
     from jarvis_core.config import load_config
     from jarvis_core.discovery import discover_engines, discover_models, get_engine
-    from jarvis_core.errors import EngineConnectionError, JarvisError
+    from jarvis_core.errors import EngineConnectionError, UsageError
 
     if args.timeout <= 0:
-        raise JarvisError("--timeout must be a positive number of seconds")
+        raise UsageError("--timeout must be a positive number of seconds", argument="--timeout")
     if args.host and not args.engine:
-        raise JarvisError("--host needs --engine too: which kind of server runs there? (e.g. --engine ollama)")
+        raise UsageError("--host needs --engine too: which kind of server runs there? (e.g. --engine ollama)",
+                         argument="--host")
     config = load_config(getattr(args, "config", None))
 
     if args.engine:

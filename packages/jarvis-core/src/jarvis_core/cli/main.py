@@ -12,7 +12,8 @@ plugin and distribution when it is run, and leaves every other command working. 
 built-in command's name: it is skipped with a warning naming it.
 
 Exit status: 0 on success, 1 on an error (one line on stderr saying what to do; the traceback only with
-``--debug``), 2 on a usage error, 130 on Ctrl-C.
+``--debug``), 2 on a usage error (argparse's, or a :class:`~jarvis_core.errors.UsageError` a command raises,
+printed as one ``jarvis: error: …`` line), 130 on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -227,8 +228,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             _silence_stdout()
             return EXIT_ERROR
         except Exception as exc:
+            from jarvis_core.errors import UsageError  # stdlib-only module; cheap
+
             output.print_error(exc, debug=debug)
-            return EXIT_ERROR
+            return EXIT_USAGE if isinstance(exc, UsageError) else EXIT_ERROR
 
 
 def _silence_stdout() -> None:

@@ -2,9 +2,10 @@
 
 :class:`HTTPEngine` holds one ``httpx.Client`` and one ``httpx.AsyncClient`` (each created on first use
 and reused for every call, streamed or not), maps transport failures to
-:class:`~jarvis_core.errors.EngineConnectionError` and error statuses to the typed errors of
-:mod:`jarvis_core.engine.http_errors`. Tests inject ``transport=`` / ``async_transport=``
-(``httpx.MockTransport``) to drive the real parsing code without a server.
+:class:`~jarvis_core.errors.EngineConnectionError` (:class:`~jarvis_core.errors.EngineTimeoutError` for a
+timeout), error statuses to the typed errors of :mod:`jarvis_core.engine.http_errors`, and a whole reply
+that is not JSON to :class:`~jarvis_core.errors.MalformedResponseError`. Tests inject ``transport=`` /
+``async_transport=`` (``httpx.MockTransport``) to drive the real parsing code without a server.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from typing import (
 import httpx
 
 from jarvis_core.engine.base import InferenceEngine
-from jarvis_core.engine.http_errors import classify_http_error, parse_retry_after
+from jarvis_core.engine.http_errors import classify_http_error, parse_retry_after, timeout_error
 from jarvis_core.engine.limits import ReplyLimits, check_count, check_seconds
 from jarvis_core.engine.redaction import protect_logs, scrub_error, scrub_value
 from jarvis_core.engine.streams import DEFAULT_MAX_LINE, LineByteDecoder, _TextLines
@@ -48,6 +49,7 @@ from jarvis_core.errors import (
     EngineError,
     JarvisError,
     LimitExceededError,
+    MalformedResponseError,
     StreamError,
 )
 
@@ -116,17 +118,13 @@ def _json_bytes(body: Any) -> bytes:
 def translate_transport_error(exc: Exception, *, engine_id: str, url: str) -> EngineError:
     """The jarvis error for an httpx transport failure (never includes headers or keys)."""
     if isinstance(exc, httpx.TimeoutException):
-        kind = type(exc).__name__
-        return EngineConnectionError(
-            f"{engine_id}: timed out talking to {url} ({kind}); is the server overloaded or stuck?",
-            engine_id=engine_id,
-        )
+        return timeout_error(exc, engine_id=engine_id, url=url)
     if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)):
         return StreamError(f"{engine_id}: the connection to {url} broke off: {exc}", engine_id=engine_id)
     return EngineConnectionError(
         f"{engine_id}: cannot reach {url} ({type(exc).__name__}); is the server running? "
         f"Set its address with --host, the config file, or {engine_id.upper().replace('-', '_')}_HOST",
-        engine_id=engine_id,
+        engine_id=engine_id, url=url,
     )
 
 
@@ -192,7 +190,8 @@ class HTTPEngine(InferenceEngine):
     ) -> None:
         url = base_url or host or self.default_host
         if not url:
-            raise EngineError(f"{self.engine_id}: no host given; pass host= or set it in the config", engine_id=self.engine_id)
+            raise ConfigError(f"{self.engine_id}: no host given; pass host= or set [engine.{self.engine_id}] host in the "
+                              "config", key="host")
         if not isinstance(url, str):
             raise ConfigError(f"{self.engine_id}: host must be a string such as http://host:port, got {url!r}",
                               key="host")
@@ -386,7 +385,7 @@ class HTTPEngine(InferenceEngine):
         path = request.extensions.get("jarvis_path", request.url.path)
         return EngineConnectionError(
             f"{self.engine_id}: cannot reach {self.base_url}{path} ({type(exc).__name__}: {exc})",
-            engine_id=self.engine_id,
+            engine_id=self.engine_id, url=f"{self.base_url}{path}",
         )
 
     async def asend(self, request: httpx.Request) -> httpx.Response:
@@ -480,9 +479,11 @@ class HTTPEngine(InferenceEngine):
         try:
             return response.json()
         except ValueError:
-            raise StreamError(
-                f"{self.engine_id}: {path} answered with invalid JSON: {self.redact(response.text[:200])!r}",
-                engine_id=self.engine_id,
+            excerpt = self.redact(response.text[:200])
+            raise MalformedResponseError(
+                f"{self.engine_id}: {path} answered with invalid JSON (HTTP {response.status_code}); is "
+                f"{self.base_url} the server's address? {excerpt!r}",
+                engine_id=self.engine_id, excerpt=excerpt,
             ) from None
 
     def request_json(

@@ -8,7 +8,7 @@ only the engine id, status and a short excerpt of the server's own words, never 
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from jarvis_core.errors import (
     AuthenticationError,
@@ -17,6 +17,7 @@ from jarvis_core.errors import (
     ContextLengthError,
     EngineError,
     EngineHTTPError,
+    EngineTimeoutError,
     ModelNotFoundError,
     RateLimitError,
     ServerError,
@@ -24,7 +25,10 @@ from jarvis_core.errors import (
     ToolsNotSupportedError,
 )
 
-__all__ = ["classify_http_error", "error_from_payload", "error_message_of", "parse_retry_after"]
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["classify_http_error", "error_from_payload", "error_message_of", "parse_retry_after", "timeout_error"]
 
 _CONTEXT_WORDS = (
     "context length",
@@ -90,15 +94,16 @@ def classify_http_error(
     model: Optional[str] = None,
     retry_after: Optional[float] = None,
 ) -> EngineHTTPError:
-    """The typed error for an HTTP error status and its (decoded JSON or text) body."""
+    """The typed error for an HTTP error status and its (decoded JSON or text) body; ``retry_after`` (the
+    server's ``Retry-After``) is kept on whichever error it is, a 503 as much as a 429."""
     text = error_message_of(body)
     low = text.lower()
     excerpt = text[:300]
-    kw: dict = {"engine_id": engine_id, "status_code": status, "body": excerpt}
+    kw: dict = {"engine_id": engine_id, "status_code": status, "body": excerpt, "retry_after": retry_after}
     who = engine_id or "engine"
     if status == 429 or "rate limit" in low or "resource_exhausted" in low:
         hint = f"; retry after {retry_after:g}s" if retry_after is not None else "; slow down and retry"
-        return RateLimitError(f"{who}: rate limited (HTTP {status}){hint}: {excerpt}", retry_after=retry_after, **kw)
+        return RateLimitError(f"{who}: rate limited (HTTP {status}){hint}: {excerpt}", **kw)
     if status in (401, 403):
         return AuthenticationError(f"{who}: authentication failed (HTTP {status}); check the API key: {excerpt}", **kw)
     if any(w in low for w in _CONTEXT_WORDS):
@@ -109,7 +114,7 @@ def classify_http_error(
         )
     if "model" in low and (status == 404 or any(w in low for w in _NOT_FOUND_WORDS)):
         name = f" {model!r}" if model else ""
-        return ModelNotFoundError(f"{who}: model{name} not found (HTTP {status}): {excerpt}", **kw)
+        return ModelNotFoundError(f"{who}: model{name} not found (HTTP {status}): {excerpt}", model=model or "", **kw)
     if status == 404:  # a wrong base URL or path, not a missing model (that says so in its body)
         return EngineHTTPError(
             f"{who}: the server has no such endpoint (HTTP 404); check the server address (host or base URL): "
@@ -123,6 +128,29 @@ def classify_http_error(
     if status in (400, 405, 409, 413, 415, 422):
         return BadRequestError(f"{who}: bad request (HTTP {status}): {excerpt}", **kw)
     return EngineHTTPError(f"{who}: HTTP {status}: {excerpt}", **kw)
+
+
+_PHASES = {"ConnectTimeout": "connect", "ReadTimeout": "read", "WriteTimeout": "write", "PoolTimeout": "pool"}
+
+
+def timeout_error(exc: httpx.TimeoutException, *, engine_id: str, url: str, who: str = "") -> EngineTimeoutError:
+    """The :class:`~jarvis_core.errors.EngineTimeoutError` for an httpx timeout, naming what timed out
+    (connect, read, write, pool) and after how many seconds. ``who`` names the engine in the message
+    (default ``engine_id``)."""
+    phase = _PHASES.get(type(exc).__name__, "")
+    try:
+        seconds = exc.request.extensions.get("timeout", {}).get(phase)
+    except RuntimeError:  # raised by httpx when the exception carries no request
+        seconds = None
+    seconds = seconds if isinstance(seconds, (int, float)) else None
+    waited = f" after {seconds:g}s" if seconds is not None else ""
+    what = {"connect": "connecting to", "write": "sending to", "pool": "waiting for a free connection to"}.get(
+        phase, "waiting for an answer from")
+    return EngineTimeoutError(
+        f"{who or engine_id}: timed out{waited} {what} {url}; is the server overloaded or stuck? (if it is "
+        "only slow, raise the engine's timeout)",
+        engine_id=engine_id, url=url, timeout=seconds, phase=phase,
+    )
 
 
 def error_from_payload(payload: Any, *, engine_id: str = "", in_stream: bool = False) -> EngineError:

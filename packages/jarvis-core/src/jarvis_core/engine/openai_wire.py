@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from jarvis_core.engine.http_errors import error_from_payload
 from jarvis_core.engine.messages import _tool_call_from_dict, messages_to_dicts, tools_to_openai
-from jarvis_core.errors import StreamError
+from jarvis_core.errors import MalformedResponseError, StreamError
 from jarvis_core.types import Completion, StreamChunk, ToolCall, Usage, normalize_finish_reason
 
 __all__ = [
@@ -92,7 +92,7 @@ def parse_tool_calls(raw: Any) -> tuple:
     if not raw:
         return ()
     if not isinstance(raw, list):
-        raise StreamError(f"tool_calls must be a list, got {type(raw).__name__}")
+        raise MalformedResponseError(f"tool_calls must be a list, got {type(raw).__name__}", excerpt=str(raw)[:200])
     return tuple(_tool_call_from_dict(c, i) for i, c in enumerate(raw) if isinstance(c, _Mapping))
 
 
@@ -118,24 +118,26 @@ def _metadata_of(payload: Mapping[str, Any], choice: Mapping[str, Any]) -> Dict[
 def parse_chat_completion(payload: Any, *, engine_id: str = "") -> Completion:
     """A :class:`Completion` from a non-streamed chat-completions response.
 
-    An error payload raises its typed error; a response without choices raises
-    :class:`~jarvis_core.errors.StreamError`.
+    An error payload raises its typed error; a response that is not a chat completion (no choices, not an
+    object) raises :class:`~jarvis_core.errors.MalformedResponseError`.
     """
     if not isinstance(payload, _Mapping):
-        raise StreamError(f"{engine_id or 'engine'}: expected a JSON object, got {type(payload).__name__}", engine_id=engine_id)
+        raise MalformedResponseError(f"{engine_id or 'engine'}: expected a JSON object, got {type(payload).__name__}",
+                                     engine_id=engine_id, excerpt=json.dumps(payload)[:200])
     if payload.get("error") or payload.get("object") == "error":
         raise error_from_payload(payload, engine_id=engine_id)
     choices = payload.get("choices")
     if not choices or not isinstance(choices, list) or not isinstance(choices[0], _Mapping):
-        raise StreamError(
-            f"{engine_id or 'engine'}: the response has no choices: {json.dumps(payload)[:200]}", engine_id=engine_id
+        excerpt = json.dumps(payload)[:200]
+        raise MalformedResponseError(
+            f"{engine_id or 'engine'}: the response has no choices: {excerpt}", engine_id=engine_id, excerpt=excerpt
         )
     choice = choices[0]
     message = choice.get("message") or _EMPTY
     try:
         calls = parse_tool_calls(message.get("tool_calls"))
-    except StreamError as exc:
-        raise StreamError(f"{engine_id or 'engine'}: {exc}", engine_id=engine_id) from None
+    except MalformedResponseError as exc:
+        raise MalformedResponseError(f"{engine_id or 'engine'}: {exc}", engine_id=engine_id, excerpt=exc.excerpt) from None
     content = message.get("content")
     if isinstance(content, list):  # content parts
         content = "".join(p.get("text", "") for p in content if isinstance(p, _Mapping)) or None

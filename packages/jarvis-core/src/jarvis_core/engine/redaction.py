@@ -92,7 +92,7 @@ def scrub_error(exc: BaseException, secrets: Iterable[Any]) -> None:
         seen.add(id(current))
         if isinstance(current, JarvisError) and secrets:
             current.args = tuple(scrub_text(a, secrets) if isinstance(a, str) else a for a in current.args)
-            for attr in ("body", "partial"):
+            for attr in ("body", "partial", "excerpt"):
                 text = getattr(current, attr, None)
                 if isinstance(text, str):
                     setattr(current, attr, scrub_text(text, secrets))

@@ -96,7 +96,8 @@ class JarvisPluginManager(pluggy.PluginManager):
         if context:
             error = f"{error} ({context})"
         if self.strict:
-            raise PluginLoadError(f"plugin {name!r} from {distribution} {version} failed to load: {error}") from exc
+            raise PluginLoadError(f"plugin {name!r} from {distribution} {version} failed to load: {error}",
+                                  plugin=name, distribution=distribution) from exc
         self.failures.append(PluginFailure(name, distribution, version, error))
         self.warn(
             f"jarvis plugin {name!r} from {distribution} {version} failed to load and was skipped: {error} "

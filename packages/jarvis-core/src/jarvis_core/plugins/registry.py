@@ -135,7 +135,8 @@ class Registration:
         if cause is not None:
             text += f": {type(cause).__name__}: {cause}"
         return error_type(self.kind)(
-            f"{text}; report it to the plugin's authors, or disable it with JARVIS_DISABLE_PLUGINS={self.plugin}")
+            f"{text}; report it to the plugin's authors, or disable it with JARVIS_DISABLE_PLUGINS={self.plugin}",
+            key=self.key, plugin=self.plugin, distribution=self.distribution)
 
     def load(self) -> Any:
         """Import and return the target (cached). A target that does not import, or is not what its kind
@@ -320,7 +321,8 @@ class Registry:
                 continue
             message = clash_message(name, regs, self.pm)
             if self.pm.strict:
-                raise DuplicateRegistrationError(message)
+                raise DuplicateRegistrationError(message, key=name.partition(":")[2],
+                                                 distributions=[r.distribution for r in regs])
             self.pm.warn(message + "; every other key still works")
 
     def _named_register(self, kind: str, plugin: str, dist: str, version: str) -> Callable[..., None]:
@@ -367,7 +369,9 @@ class Registry:
         if reg is None and f"{kind}:{key}" in self.clashes:
             from jarvis_core.plugins.clashes import clash_message
 
-            raise DuplicateRegistrationError(clash_message(f"{kind}:{key}", self.clashes[f"{kind}:{key}"], self.pm))
+            regs = self.clashes[f"{kind}:{key}"]
+            raise DuplicateRegistrationError(clash_message(f"{kind}:{key}", regs, self.pm), key=key,
+                                             distributions=[r.distribution for r in regs])
         if reg is None and kind == "prompt_provider":
             lowered = {k.lower(): v for k, v in table.items()}
             reg = lowered.get(key.lower())

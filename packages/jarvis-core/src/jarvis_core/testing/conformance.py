@@ -40,7 +40,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 import attrs
 
 from jarvis_core.engine.base import InferenceEngine
-from jarvis_core.errors import EngineConnectionError, EngineError, InvalidOptionError, StreamError
+from jarvis_core.errors import EngineConnectionError, EngineError, EngineTimeoutError, InvalidOptionError, StreamError
 from jarvis_core.testing.replay import Exchange, ReplayServer
 from jarvis_core.types import FINISH_REASONS, Completion, Message, StreamChunk, ToolSpec, Usage
 
@@ -405,10 +405,13 @@ class EngineConformance:
             engine = self.make_engine(server.url, timeout=0.3)
             try:
                 engine.generate(list(PROMPT), **self._kwargs())
-            except EngineConnectionError:
+            except EngineTimeoutError:
                 pass
+            except EngineConnectionError as exc:
+                raise AssertionError(f"a server that never answers must raise EngineTimeoutError (a subclass of "
+                                     f"EngineConnectionError), not {type(exc).__name__}: {exc}") from None
             else:
-                raise AssertionError("a server that never answers must raise EngineConnectionError on timeout")
+                raise AssertionError("a server that never answers must raise EngineTimeoutError on timeout")
             finally:
                 engine.close()
 

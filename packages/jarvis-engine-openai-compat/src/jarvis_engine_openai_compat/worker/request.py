@@ -20,7 +20,15 @@ from jarvis_core.engine.http_errors import classify_http_error
 from jarvis_core.engine.messages import coerce_messages
 from jarvis_core.engine.openai_wire import ChatStreamDecoder, build_chat_payload
 from jarvis_core.engine.streams import SSEDecoder, decode_json
-from jarvis_core.errors import ContextLengthError, EngineError, EngineHTTPError, UnknownNameError
+from jarvis_core.errors import (
+    ConflictingOptionsError,
+    ContextLengthError,
+    EngineError,
+    EngineHTTPError,
+    InvalidOptionValueError,
+    UnknownNameError,
+    UsageError,
+)
 from jarvis_core.tools import json_mode
 from jarvis_core.tools.schema import check_arguments
 from jarvis_core.types import Message, MessageLike, ToolCall, ToolResult, ToolSpec, Usage
@@ -77,7 +85,7 @@ def build_spec(
 ) -> RequestSpec:
     """Check a submission and turn it into a :class:`RequestSpec` (see ``LlamaCppWorker.submit``)."""
     if (user_prompt is None) == (messages is None):
-        raise ValueError("give either user_prompt or messages (exactly one)")
+        raise UsageError("give either user_prompt or messages (exactly one)", argument="user_prompt")
     conversation = (Message.user(user_prompt),) if user_prompt is not None else tuple(coerce_messages(messages or ()))
     available = {s.name: s for s in (runner.tool_specs() if runner is not None else ())}
     if tools is None:
@@ -90,14 +98,15 @@ def build_spec(
         offered = tuple(available[n] for n in names)
     controls = tuple(control_tool_specs(None if control_tools is True else (control_tools or ())))
     if tool_choice not in ("auto", "required", "none"):
-        raise ValueError(f"tool_choice must be 'auto', 'required' or 'none', got {tool_choice!r}")
+        raise InvalidOptionValueError(ENGINE_ID, "tool_choice", "expected 'auto', 'required' or 'none'", value=tool_choice)
     if tool_choice == "none":
         offered, controls = (), ()
     if response_format is not None and (offered or controls) and config.tool_mode != "native":
-        raise ValueError("response_format cannot be combined with tools in the json_schema (or auto) tool mode, "
-                         "which uses response_format itself; pass tool_choice='none' or no tools")
+        raise ConflictingOptionsError(ENGINE_ID, ["response_format", "tools"],
+                                      "the json_schema (or auto) tool mode uses response_format itself; pass "
+                                      "tool_choice='none' or no tools")
     if max_tokens is not None and (not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1):
-        raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+        raise InvalidOptionValueError(ENGINE_ID, "max_tokens", "expected a positive integer", value=max_tokens)
     return RequestSpec(
         system_prompt=system_prompt, conversation=conversation, tools=offered, control_tools=controls,
         tool_choice=tool_choice, max_tokens=max_tokens or config.max_tokens, temperature=temperature,
