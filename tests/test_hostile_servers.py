@@ -21,6 +21,8 @@ from jarvis_core.errors import (
     LimitExceededError,
     MalformedResponseError,
     ModelNotFoundError,
+    RateLimitError,
+    ServerError,
     StreamError,
 )
 from jarvis_core.testing import Exchange, ReplayServer
@@ -52,11 +54,24 @@ def _cloud(url: str, **kw: Any) -> Any:
                        timeout=kw.pop("timeout", 5.0), environ={}, **kw)
 
 
+def _cloud_provider(provider: str) -> Callable[..., Any]:
+    def make(url: str, **kw: Any) -> Any:
+        from jarvis_engine_cloud.engine import CloudEngine
+
+        return CloudEngine(**{f"{provider}_api_key": "test-key-000000", f"{provider}_base_url": url}, max_retries=0,
+                           timeout=kw.pop("timeout", 5.0), environ={}, **kw)
+
+    return make
+
+
 ENGINES: Dict[str, Callable[..., Any]] = {
     "ollama": _ollama, "llamacpp": _compat("llamacpp"), "vllm": _compat("vllm"), "cloud": _cloud,
 }
+#: The cloud engine's other providers, for the tests of paths they do not share with the OpenAI one.
+PROVIDERS: Dict[str, Callable[..., Any]] = {"anthropic": _cloud_provider("anthropic"), "gemini": _cloud_provider("gemini")}
 WHO = {"ollama": "ollama", "llamacpp": "llamacpp", "vllm": "vllm", "cloud": "cloud"}
-MODEL = {"ollama": "m:latest", "llamacpp": "m", "vllm": "m", "cloud": "gpt-x"}
+MODEL = {"ollama": "m:latest", "llamacpp": "m", "vllm": "m", "cloud": "gpt-x", "anthropic": "claude-x",
+         "gemini": "gemini-x"}
 
 
 def _token(engine: str, text: str) -> str:
@@ -174,7 +189,7 @@ def test_a_200_web_page_on_a_stream_says_so(name):
     page = "<html><body><h1>Welcome to nginx!</h1></body></html>"
     with ReplayServer([Exchange("*", None, raw=page, headers={"content-type": "text/html"})]) as server:
         _, err = _stream(name, ENGINES[name](server.url))
-    assert isinstance(err, StreamError)
+    assert isinstance(err, MalformedResponseError)
     assert "answered with a web page (HTTP 200, text/html), not the server's API; check the address" in str(err)
 
 
@@ -330,3 +345,57 @@ def test_jarvis_ask_json_against_a_dripping_body_ends_at_the_deadline(tmp_path):
     assert "did not finish within the request deadline of 3s (the deadline setting)" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert elapsed < 3 + 15, f"deadline + a margin for the interpreter's start-up: {elapsed:.1f}s"
+
+
+@pytest.mark.parametrize("name", ["llamacpp", "vllm", "cloud", "anthropic", "gemini"])
+@pytest.mark.parametrize(("body", "ctype", "error", "words"), [
+    ('{"error": {"message": "the model is loading", "code": 503}}', "application/json", ServerError,
+     "server error (HTTP 503)"),
+    ('{"error": "quota exceeded for this project"}', "application/json", StreamError,
+     "reported an error in its reply: quota exceeded for this project"),
+    ("<html><body><h1>Welcome to nginx!</h1></body></html>", "text/plain", MalformedResponseError,
+     "is not a stream of server-sent events (HTTP 200, text/plain); check the address: '<html><body><h1>Welcome"),
+    ("Service temporarily paused", "application/json", MalformedResponseError,
+     "is not a stream of server-sent events (HTTP 200, application/json); check the address: 'Service temporarily"),
+])
+def test_a_stream_answered_with_something_else_says_what_it_was(name, body, ctype, error, words):
+    # It used to read as "the stream ended before the server finished": the body was never a stream.
+    engine = {**ENGINES, **PROVIDERS}[name]
+    with ReplayServer([Exchange("*", None, raw=body, headers={"content-type": ctype})]) as server:
+        _, err = _stream(name, engine(server.url))
+    assert type(err) is error, repr(err)
+    assert words in str(err)
+    assert "ended before" not in str(err)
+
+
+@pytest.mark.parametrize("name", ["llamacpp", "anthropic", "gemini"])
+def test_a_stream_of_keep_alive_comments_that_ends_still_reads_as_ended_early(name):
+    # SSE-shaped (comments only) is a stream that stopped, not a body of another kind.
+    engine = {**ENGINES, **PROVIDERS}[name]
+    with ReplayServer([Exchange("*", None, raw=[": ping\n\n", ": ping\n\n"],
+                                headers={"content-type": "text/event-stream"})]) as server:
+        _, err = _stream(name, engine(server.url))
+    assert isinstance(err, StreamError) and not isinstance(err, MalformedResponseError)
+    assert "ended" in str(err)
+
+
+@pytest.mark.parametrize(("body", "error", "words"), [
+    ({}, MalformedResponseError, "cloud (google): not a GenerateContentResponse (no candidates): {}"),
+    ({"error": {"code": 429, "message": "Resource has been exhausted", "status": "RESOURCE_EXHAUSTED"}},
+     RateLimitError, "rate limited (HTTP 429)"),
+    ({"error": "backend unavailable"}, StreamError, "cloud reported an error in its reply: backend unavailable"),
+])
+def test_gemini_refuses_a_reply_that_is_not_an_answer(body, error, words):
+    # Both used to come back as an empty, successful Completion.
+    with ReplayServer([Exchange("*", None, json=body)]) as server:
+        with pytest.raises(error) as info:
+            PROVIDERS["gemini"](server.url).generate(MSGS, model="gemini-x", max_tokens=8)
+    assert type(info.value) is error and words in str(info.value)
+
+
+def test_gemini_blocked_prompt_is_still_a_content_filter_error():
+    from jarvis_core.errors import ContentFilterError
+
+    with ReplayServer([Exchange("*", None, json={"promptFeedback": {"blockReason": "SAFETY"}})]) as server:
+        with pytest.raises(ContentFilterError):
+            PROVIDERS["gemini"](server.url).generate(MSGS, model="gemini-x", max_tokens=8)

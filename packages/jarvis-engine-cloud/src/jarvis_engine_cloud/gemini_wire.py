@@ -20,6 +20,7 @@ import re
 import uuid
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
+from jarvis_core.engine.http_errors import error_from_payload
 from jarvis_core.errors import ContentFilterError, InvalidOptionValueError, MalformedResponseError, StreamError
 from jarvis_core.types import Completion, MessageLike, Role, StreamChunk, ToolCall, Usage
 from jarvis_engine_cloud.wire_common import (
@@ -343,6 +344,12 @@ def parse_response(payload: Any, *, model: str = "") -> Completion:
         excerpt = str(payload)[:200]
         raise MalformedResponseError(f"cloud (google): not a GenerateContentResponse: {excerpt}", engine_id="cloud",
                                      excerpt=excerpt)
+    if payload.get("error"):  # a proxy answering 200 with Google's error object
+        raise error_from_payload(payload, engine_id="cloud")
+    if "candidates" not in payload and "promptFeedback" not in payload:
+        excerpt = json.dumps(payload)[:200]
+        raise MalformedResponseError(f"cloud (google): not a GenerateContentResponse (no candidates): {excerpt}",
+                                     engine_id="cloud", excerpt=excerpt)
     acc = _Accumulator()
     content, reasoning = acc.take(payload)
     finish = acc.finish_reason()

@@ -39,10 +39,10 @@ from typing import (
 import httpx
 
 from jarvis_core.engine.base import InferenceEngine
-from jarvis_core.engine.http_errors import classify_http_error, parse_retry_after, timeout_error
+from jarvis_core.engine.http_errors import classify_http_error, error_from_payload, parse_retry_after, timeout_error
 from jarvis_core.engine.limits import ReplyLimits, check_count, check_seconds
 from jarvis_core.engine.redaction import protect_logs, scrub_error, scrub_value
-from jarvis_core.engine.streams import DEFAULT_MAX_LINE, LineByteDecoder, _TextLines
+from jarvis_core.engine.streams import DEFAULT_MAX_LINE, LineByteDecoder, SSEByteDecoder, _TextLines
 from jarvis_core.errors import (
     ConfigError,
     EngineConnectionError,
@@ -130,6 +130,11 @@ def translate_transport_error(exc: Exception, *, engine_id: str, url: str) -> En
 
 # Failures that, before any response byte, mean "the pooled connection was already closed by the server".
 _STALE = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+
+#: Bytes kept from the start of an SSE body until its first event (what :meth:`HTTPEngine.not_sse` shows).
+_HEAD_BYTES = 4096
+#: How an SSE body starts: a field or a comment (after any blank lines).
+_SSE_FIELDS = (b"data:", b"event:", b"id:", b"retry:", b":")
 
 #: How long (seconds) and how many reads a finished stream's leftovers may take to read before the
 #: connection is dropped instead of being reused.
@@ -549,12 +554,13 @@ class HTTPEngine(InferenceEngine):
         finally:
             await response.aclose()
 
-    def not_a_stream(self, response: httpx.Response, path: str) -> StreamError:
+    def not_a_stream(self, response: httpx.Response, path: str) -> MalformedResponseError:
         """The error for a 2xx reply that is a web page, not the API's answer (a wrong address or a proxy)."""
         excerpt = " ".join(self.redact(response.text[:200]).split())
-        return StreamError(
+        return MalformedResponseError(
             f"{self.engine_id}: {self.base_url}{path} answered with a web page (HTTP {response.status_code}, "
-            f"text/html), not the server's API; check the address: {excerpt!r}", engine_id=self.engine_id)
+            f"text/html), not the server's API; check the address: {excerpt!r}", engine_id=self.engine_id,
+            excerpt=excerpt)
 
     @contextlib.asynccontextmanager
     async def astream_batches(
@@ -609,6 +615,10 @@ class HTTPEngine(InferenceEngine):
         ends = float("inf") if deadline is None else started + deadline
         budget_left = float("inf") if budget is None else budget
         clock = time.monotonic
+        # Until the first SSE event, the start of the body is kept: a body that ends without any event was
+        # no stream at all (a JSON error, a page served as text/plain), and the error should say what it was.
+        seen = not isinstance(decoder, SSEByteDecoder)
+        head = b""
         try:
             while True:
                 try:
@@ -626,12 +636,34 @@ class HTTPEngine(InferenceEngine):
                     raise self._past(path, "deadline", deadline)
                 out = feed(data)
                 if out:
+                    seen = True
                     yield out
+                elif not seen and len(head) < _HEAD_BYTES:
+                    head += data[: _HEAD_BYTES - len(head)]
             out = decoder.flush()
             if out:
                 yield out
+            elif not seen and head.strip() and not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(_SSE_FIELDS):
+                raise self.not_sse(response, path, head)
         finally:
             await body.aclose()
+
+    def not_sse(self, response: httpx.Response, path: str, head: bytes) -> EngineError:
+        """The error for a 2xx body, asked for as a stream of server-sent events, that ended without any
+        event: an error object's own typed error, else :class:`MalformedResponseError` with an excerpt."""
+        text = head.decode("utf-8", "replace")
+        try:
+            payload = json.loads(text)
+        except ValueError:
+            payload = None
+        if isinstance(payload, dict) and (payload.get("error") or payload.get("object") == "error"):
+            return error_from_payload(self.redact(payload), engine_id=self.engine_id)
+        excerpt = " ".join(self.redact(text[:200]).split())
+        kind = response.headers.get("content-type") or "no content type"
+        return MalformedResponseError(
+            f"{self.engine_id}: {self.base_url}{path} answered with a body that is not a stream of server-sent "
+            f"events (HTTP {response.status_code}, {kind}); check the address: {excerpt!r}",
+            engine_id=self.engine_id, excerpt=excerpt)
 
     def _past(self, path: str, limit: str, value: Any, *, setting: bool = False,
               streamed: bool = True) -> LimitExceededError:
