@@ -148,3 +148,55 @@ def test_two_concurrent_runs_on_one_agent_do_not_mix():
     assert results["3*4"].content == "answer 12" and [r.content for r in results["3*4"].tool_results] == ["12"]
     assert results["5*6"].content == "answer 30" and [r.content for r in results["5*6"].tool_results] == ["30"]
     assert results["3*4"].metadata["run_id"] != results["5*6"].metadata["run_id"]
+
+
+# -- through an engine's own tool_mode="json_schema" (an engine that takes no response_format) ------------------
+def sse_reply(text):
+    chunk = {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}
+    last = {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+    return [f"data: {json.dumps(chunk)}", f"data: {json.dumps(last)}", "data: [DONE]"]
+
+
+def test_structured_through_the_engines_tool_mode_bounds_strings_and_constrains_the_answer_turn():
+    import pytest
+
+    pytest.importorskip("jarvis_engine_openai_compat")
+    from jarvis_core.testing import Exchange, ReplayServer
+    from jarvis_core.tools import json_mode
+    from jarvis_engine_openai_compat.engines import VLLMEngine
+
+    class ToolModeOnly(VLLMEngine):
+        """An OpenAI-compatible engine whose server takes no response_format from callers."""
+
+        allowed_options = VLLMEngine.allowed_options - {"response_format"}
+
+    def schema_of(body):
+        return body["response_format"]["json_schema"]["schema"]
+
+    decision = Exchange(path="/v1/chat/completions", match=lambda b: "anyOf" in schema_of(b),
+                        sse=sse_reply(call_json("17*23")))
+    answer = Exchange(path="/v1/chat/completions", match=lambda b: set(schema_of(b)["properties"]) == {"content"},
+                      sse=sse_reply(json.dumps({"content": "17 * 23 = 391"})))
+    with ReplayServer([decision, answer]) as server, ToolModeOnly(host=server.url) as engine:
+        result = agent(engine, structured_answer="constrained", max_tokens=100).run("What is 17 * 23?")
+        bodies = [r.json for r in server.requests]
+    assert (result.content, result.stop_reason) == ("17 * 23 = 391", "final")
+    assert [r.content for r in result.tool_results] == ["391"] and server.unmatched == []
+    first, second = bodies
+    assert "tools" not in first and "tools" not in second  # the tools went as a schema, never natively
+    assert list(strings_without_max_length(schema_of(first))) == []  # every string bounded, the answer too
+    assert schema_of(second)["properties"]["content"]["maxLength"] == 100 - json_mode.ANSWER_OVERHEAD_TOKENS
+    assert "You can use these tools" not in second["messages"][0]["content"]  # the answer turn invites no call
+    assert second["messages"][-1]["content"].startswith("Result of calculator: 391")
+
+
+def test_constrained_answer_through_tool_mode_needs_tool_choice():
+    import pytest
+
+    from jarvis_core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="tool_choice"):
+        agent(FakeEngine([], allowed_options={"tool_mode"}), structured_answer="constrained")
+    agent(FakeEngine([], allowed_options={"tool_mode"}))  # a free answer turn needs nothing more
+

@@ -63,6 +63,18 @@ def test_tool_choice_maps_onto_the_schema(choice, answer, forced):
         assert [b["properties"]["name"]["const"] for b in branches] == [forced]
 
 
+def test_tool_choice_none_admits_only_the_answer_and_strings_are_bounded_by_default():
+    schema = json_mode.response_format_for_choice([CALC, CLOCK], "none")["json_schema"]["schema"]
+    assert "anyOf" not in schema and set(schema["properties"]) == {"content"}
+    assert validate({"name": "calculator", "arguments": {"expression": "1"}}, schema)  # a call is not admitted
+    schema = json_mode.response_format_for_choice([CALC], "auto", max_content_length=json_mode.content_limit(100))
+    call, answer = schema["json_schema"]["schema"]["anyOf"]
+    limit = json_mode.DEFAULT_MAX_STRING_LENGTH
+    assert call["properties"]["arguments"]["properties"]["expression"]["maxLength"] == limit
+    assert answer["properties"]["content"]["maxLength"] == 100 - json_mode.ANSWER_OVERHEAD_TOKENS
+    assert json_mode.content_limit(None) is None and json_mode.content_limit(3) == 1
+
+
 def test_history_is_rewritten_for_templates_without_tool_roles():
     messages = [
         {"role": "system", "content": "Be brief."},

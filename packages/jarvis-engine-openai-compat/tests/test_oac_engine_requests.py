@@ -21,6 +21,7 @@ from jarvis_core.errors import (
 )
 from jarvis_core.events import EventType
 from jarvis_core.testing import RecordingBus, closed_port_url
+from jarvis_core.tools import json_mode
 from jarvis_engine_openai_compat.config import EmbeddedConfig, OpenAICompatConfig
 from jarvis_engine_openai_compat.engines import (
     LlamaCppEngine,
@@ -254,7 +255,9 @@ def test_json_schema_mode_sends_a_schema_instead_of_tools():
     schema = sent["response_format"]["json_schema"]["schema"]
     assert sent["response_format"]["type"] == "json_schema"
     assert [b["properties"].get("name", {}).get("const") for b in schema["anyOf"]] == ["get_weather", None]
-    assert schema["anyOf"][0]["properties"]["arguments"] == TOOL["function"]["parameters"]
+    # The tool's own schema, with its strings bounded as the agents' structured mode bounds them.
+    assert schema["anyOf"][0]["properties"]["arguments"] == json_mode.bound_strings(
+        TOOL["function"]["parameters"], json_mode.DEFAULT_MAX_STRING_LENGTH)
     roles = [m["role"] for m in sent["messages"]]
     assert roles == ["system", "user", "assistant", "user", "user"]  # history rewritten for a tool-less template
     assert sent["messages"][0]["content"].startswith("Be brief.") and "get_weather" in sent["messages"][0]["content"]
@@ -290,9 +293,37 @@ def test_json_schema_mode_required_and_forced_choices():
     e.generate(MSGS, model="m", tools=[TOOL], tool_choice={"type": "function", "function": {"name": "get_weather"}})
     assert "anyOf" not in rec.bodies[1]["response_format"]["json_schema"]["schema"]
     e.generate(MSGS, model="m", tools=[TOOL], tool_choice="none")
-    assert "response_format" not in rec.bodies[2]
+    assert set(rec.bodies[2]["response_format"]["json_schema"]["schema"]["properties"]) == {"content"}
     with pytest.raises(InvalidOptionError, match="response_format"):
         e.generate(MSGS, model="m", tools=[TOOL], response_format={"type": "json_object"})
+
+
+def test_json_schema_mode_bounds_every_string_so_the_json_closes_within_max_tokens():
+    e, rec = engine(VLLMEngine, tool_mode="json_schema", answer=lambda r, b: httpx.Response(200, json=reply("{}")))
+    e.generate(MSGS, model="m", tools=[TOOL], max_tokens=200)
+    call, answer = rec.bodies[0]["response_format"]["json_schema"]["schema"]["anyOf"]
+    assert call["properties"]["arguments"]["properties"]["city"]["maxLength"] == json_mode.DEFAULT_MAX_STRING_LENGTH
+    assert answer["properties"]["content"]["maxLength"] == 200 - json_mode.ANSWER_OVERHEAD_TOKENS
+    assert "maxLength" not in TOOL["function"]["parameters"]["properties"]["city"]  # the caller's tool is untouched
+
+
+def test_json_schema_mode_tool_choice_none_is_a_constrained_answer_without_the_tool_note():
+    """An agent's constrained answer turn through tool_mode: the schema admits only {"content": ...}, the
+    system message does not invite a call, and the reply comes back as plain content."""
+    e, rec = engine(VLLMEngine, tool_mode="json_schema",
+                    answer=lambda r, b: httpx.Response(200, json=reply('{"content": "It is 391."}')))
+    history = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "17*23?"},
+               {"role": "assistant", "content": None, "tool_calls": [
+                   {"id": "c0", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "x"}'}}]},
+               {"role": "tool", "tool_call_id": "c0", "name": "get_weather", "content": "391"}]
+    c = e.generate(history, model="m", tools=[TOOL], tool_choice="none", max_tokens=64)
+    sent = rec.bodies[0]
+    schema = sent["response_format"]["json_schema"]["schema"]
+    assert schema["properties"] == {"content": {"type": "string", "maxLength": 64 - json_mode.ANSWER_OVERHEAD_TOKENS}}
+    assert "tools" not in sent and "tool_choice" not in sent
+    assert sent["messages"][0] == {"role": "system", "content": "Be brief."}  # no tool note
+    assert sent["messages"][-1]["content"] == "Result of get_weather: 391"
+    assert (c.content, c.tool_calls, c.finish_reason) == ("It is 391.", (), "stop")
 
 
 @pytest.mark.parametrize("text, content, diag", [

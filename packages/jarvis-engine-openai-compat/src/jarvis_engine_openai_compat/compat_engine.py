@@ -218,12 +218,15 @@ class OpenAICompatEngine(HTTPEngine):
             extra.pop("parallel_tool_calls", None)
             forced = json_mode.forced_tool_name(choice)
             answer = choice in (None, "auto") and not forced
-            wire_messages = json_mode.rewrite_messages(messages_to_dicts(messages), wire_tools, answer=answer)
-            if choice != "none":
-                try:
-                    extra["response_format"] = json_mode.response_format_for_choice(wire_tools, choice)
-                except ValueError as exc:
-                    raise ConflictingOptionsError(self.engine_id, ["tool_choice", "tools"], str(exc)) from None
+            # tool_choice="none" is still constrained (only {"content": ...}), without the tool note; strings are
+            # bounded so that a small model cannot run into max_tokens inside the JSON.
+            note_tools = [] if choice == "none" else wire_tools
+            wire_messages = json_mode.rewrite_messages(messages_to_dicts(messages), note_tools, answer=answer)
+            try:
+                extra["response_format"] = json_mode.response_format_for_choice(
+                    wire_tools, choice, max_content_length=json_mode.content_limit(max_tokens))
+            except ValueError as exc:
+                raise ConflictingOptionsError(self.engine_id, ["tool_choice", "tools"], str(exc)) from None
             payload_tools = None
         else:
             payload_tools = wire_tools

@@ -26,7 +26,7 @@ import threading
 from typing import Any, AsyncIterator, Dict, Optional, Sequence, Tuple
 
 from jarvis_agents.agents import structured
-from jarvis_agents.agents.modes import MODES, choose_mode, engine_accepts
+from jarvis_agents.agents.modes import MODES, choose_mode
 from jarvis_agents.agents.react import observe_text, require_stop, text_turn
 from jarvis_agents.agents.text_protocol import OJ_TEXT, REACT, Protocol
 from jarvis_agents.agents.tool_loop import LoopAgent
@@ -60,9 +60,9 @@ class OrchestratorAgent(LoopAgent):
         self.mode = mode
         self.structured_answer = structured_answer
         self.max_string_length = max_string_length
-        if mode == "structured" and not (engine_accepts(engine, "response_format") or engine_accepts(engine, "tool_mode")):
-            raise ConfigError(f"structured mode needs an engine that accepts response_format (or tool_mode); "
-                              f"the {getattr(engine, 'engine_id', '?')} engine does not")
+        problem = structured.engine_problem(engine, structured_answer) if mode == "structured" else ""
+        if problem:
+            raise ConfigError(problem, key="agents.orchestrator.mode")
         if mode in ("text", "react"):
             require_stop(engine, f"orchestrator mode {mode!r}")
         self._chosen: Optional[Tuple[str, str]] = None if mode == "auto" else (mode, "configured")

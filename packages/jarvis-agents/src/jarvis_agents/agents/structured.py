@@ -3,8 +3,9 @@ model cannot.
 
 A decision turn sends the core's action schema (:mod:`jarvis_core.tools.json_mode`) in the nested
 ``response_format`` form (or, for an engine that takes no ``response_format``, the engine's own
-``tool_mode="json_schema"``), with every free string bounded (``maxLength``) and the history rewritten for
-templates without tool support. Then:
+``tool_mode="json_schema"``, which builds the same schema with the strings bounded at
+``json_mode.DEFAULT_MAX_STRING_LENGTH`` and the answer at what ``max_tokens`` leaves room for), with every free
+string bounded (``maxLength``) and the history rewritten for templates without tool support. Then:
 
 - a reply that does not parse, or is cut off by ``max_tokens`` inside the JSON, is retried once with twice
   the budget (the agent's ``max_tokens``, else :data:`DEFAULT_DECISION_TOKENS`; that one retry may use twice
@@ -12,7 +13,7 @@ templates without tool support. Then:
   ``stop_reason="error"``. The fragment is never the answer.
 - after a successful tool call the next turn is an *answer turn* that cannot call tools again: free text
   with no tools and no schema (``answer="free"``, the default), or a schema that only admits
-  ``{"content": ...}`` (``answer="constrained"``). A failed call gets another decision turn instead, so the
+  ``{"content": ...}`` (``answer="constrained"``; through ``tool_mode`` that is ``tool_choice="none"``). A failed call gets another decision turn instead, so the
   model can correct it.
 """
 
@@ -25,10 +26,11 @@ from jarvis_agents.agents.modes import engine_accepts
 from jarvis_agents.agents.tool_loop import fail
 from jarvis_core.agents import AgentEvent, AgentRun, Decision, Notice, TextDelta
 from jarvis_core.engine.messages import coerce_messages, messages_to_dicts
+from jarvis_core.errors import ConfigError
 from jarvis_core.tools.json_mode import parse_action, response_format, rewrite_messages
 from jarvis_core.types import Message, Role, ToolResult, ToolSpec
 
-__all__ = ["ANSWERS", "DEFAULT_DECISION_TOKENS", "answer_turn", "decision_turn", "plain_history"]
+__all__ = ["ANSWERS", "DEFAULT_DECISION_TOKENS", "answer_turn", "decision_turn", "engine_problem", "plain_history"]
 
 ANSWERS = ("free", "constrained")
 #: The budget of a decision turn when the agent has no ``max_tokens``: room for a whole bounded object.
@@ -82,11 +84,29 @@ def _argument_text(arguments: str) -> str:
     return arguments
 
 
+def engine_problem(engine: Any, answer: str) -> str:
+    """Why structured mode (with that ``structured_answer``) cannot work on ``engine``; empty when it can."""
+    if engine_accepts(engine, "response_format"):
+        return ""
+    if not engine_accepts(engine, "tool_mode"):
+        return (f"structured mode needs an engine that accepts response_format (or tool_mode); the "
+                f"{getattr(engine, 'engine_id', '?')} engine does not")
+    if answer == "constrained" and not engine_accepts(engine, "tool_choice"):
+        return (f"structured_answer='constrained' through the {getattr(engine, 'engine_id', '?')} engine's "
+                "tool_mode needs tool_choice='none', which it does not accept; use structured_answer='free'")
+    return ""
+
+
 def _request(agent: Any, specs: Sequence[ToolSpec], *, answer_only: bool) -> Dict[str, Any]:
     if engine_accepts(agent.engine, "response_format"):
         fmt = response_format([] if answer_only else specs, answer=True, max_string_length=agent.max_string_length)
         return {"response_format": fmt}
-    return {"tool_mode": "json_schema"}
+    problem = engine_problem(agent.engine, "constrained" if answer_only else "free")
+    if problem:
+        raise ConfigError(problem, key="agents.orchestrator.structured_answer")
+    # The engine builds the schema from the tools (strings bounded, see json_mode.response_format_for_choice);
+    # tool_choice="none" makes it admit only {"content": ...}.
+    return {"tool_mode": "json_schema", "tool_choice": "none"} if answer_only else {"tool_mode": "json_schema"}
 
 
 async def decision_turn(agent: Any, run: AgentRun, *, answer_only: bool = False) -> AsyncIterator[AgentEvent]:
@@ -98,7 +118,7 @@ async def decision_turn(agent: Any, run: AgentRun, *, answer_only: bool = False)
     native_json = "tool_mode" in request
     for attempt in (1, 2):
         messages = list(run.messages) if native_json else constrained_history(run.messages, [] if answer_only else specs)
-        tools = specs if native_json and not answer_only else None
+        tools = (specs or None) if native_json else None
         async for event in agent.call_model(run, messages=messages, tools=tools, record=False, max_tokens=budget,
                                             **request):
             if not isinstance(event, TextDelta):  # the raw JSON is not the answer
@@ -109,6 +129,8 @@ async def decision_turn(agent: Any, run: AgentRun, *, answer_only: bool = False)
             diagnostics = completion.metadata.get("parser_diagnostics") or ()
             problem = "; ".join(str(d) for d in diagnostics)
             content, calls = completion.content, completion.tool_calls
+            if answer_only and calls:
+                problem, calls = "the answer turn asked for a tool call", ()
         else:
             parsed = parse_action(completion.content, names)
             problem, content, calls = parsed.problem, parsed.content, parsed.tool_calls

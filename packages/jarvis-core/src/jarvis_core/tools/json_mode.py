@@ -28,10 +28,13 @@ import attrs
 from jarvis_core.types import ToolCall, ToolSpec
 
 __all__ = [
+    "ANSWER_OVERHEAD_TOKENS",
+    "DEFAULT_MAX_STRING_LENGTH",
     "SCHEMA_NAME",
     "ParsedAction",
     "action_schema",
     "bound_strings",
+    "content_limit",
     "forced_tool_name",
     "has_tool_history",
     "parse_action",
@@ -44,6 +47,10 @@ __all__ = [
 
 #: The ``json_schema.name`` of the constrained response.
 SCHEMA_NAME = "tool_call"
+#: The ``maxLength`` of every free string in a tool call's arguments, unless the caller says otherwise.
+DEFAULT_MAX_STRING_LENGTH = 256
+#: Tokens kept free for ``{"content": "`` and ``"}`` around a bounded answer (see :func:`content_limit`).
+ANSWER_OVERHEAD_TOKENS = 16
 
 ToolLike = Union[ToolSpec, Mapping[str, Any]]
 
@@ -80,17 +87,28 @@ def bound_strings(schema: Mapping[str, Any], max_length: int) -> Dict[str, Any]:
     return out
 
 
+def content_limit(max_tokens: Optional[int]) -> Optional[int]:
+    """The ``maxLength`` of a constrained answer that always closes its JSON within ``max_tokens``: a token
+    writes at least one character, so an answer of ``max_tokens - ANSWER_OVERHEAD_TOKENS`` characters fits
+    with its wrapper. ``None`` (no budget given) means no bound."""
+    if max_tokens is None:
+        return None
+    return max(1, max_tokens - ANSWER_OVERHEAD_TOKENS)
+
+
 def action_schema(
     tools: Sequence[ToolLike],
     *,
     answer: bool = True,
     only: Optional[str] = None,
     max_string_length: Optional[int] = None,
+    max_content_length: Optional[int] = None,
 ) -> Dict[str, Any]:
     """The JSON schema of one action: a call of one of ``tools`` or (``answer=True``) ``{"content": ...}``.
 
     :param only: restrict the calls to the tool of that name.
     :param max_string_length: bound every free string (see :func:`bound_strings`).
+    :param max_content_length: the answer's own bound, instead of ``max_string_length``.
     :raises ValueError: nothing is allowed (no tools left and no answer), or ``only`` is not among the tools.
     """
     branches: List[Dict[str, Any]] = []
@@ -108,9 +126,12 @@ def action_schema(
             "additionalProperties": False,
         })
     if answer:
+        content: Dict[str, Any] = {"type": "string"}
+        if max_content_length:
+            content["maxLength"] = max_content_length
         branches.append({
             "type": "object",
-            "properties": {"content": {"type": "string"}},
+            "properties": {"content": content},
             "required": ["content"],
             "additionalProperties": False,
         })
@@ -126,9 +147,11 @@ def response_format(
     answer: bool = True,
     only: Optional[str] = None,
     max_string_length: Optional[int] = None,
+    max_content_length: Optional[int] = None,
 ) -> Dict[str, Any]:
     """The ``response_format`` request field for :func:`action_schema` (same arguments), nested form."""
-    schema = action_schema(tools, answer=answer, only=only, max_string_length=max_string_length)
+    schema = action_schema(tools, answer=answer, only=only, max_string_length=max_string_length,
+                           max_content_length=max_content_length)
     return {"type": "json_schema", "json_schema": {"name": SCHEMA_NAME, "schema": schema, "strict": True}}
 
 
@@ -141,14 +164,29 @@ def forced_tool_name(tool_choice: Any) -> Optional[str]:
     return None
 
 
-def response_format_for_choice(tools: Sequence[ToolLike], tool_choice: Any = None) -> Dict[str, Any]:
-    """:func:`response_format` for an OpenAI ``tool_choice``: ``auto``/``None`` allow a direct answer,
-    ``required`` demands a call, a function object demands that function.
+def response_format_for_choice(
+    tools: Sequence[ToolLike],
+    tool_choice: Any = None,
+    *,
+    max_string_length: Optional[int] = DEFAULT_MAX_STRING_LENGTH,
+    max_content_length: Optional[int] = None,
+) -> Dict[str, Any]:
+    """:func:`response_format` for an OpenAI ``tool_choice``: ``auto``/``None`` allow a call or a direct
+    answer, ``required`` demands a call, a function object demands that function, ``none`` admits only the
+    answer ``{"content": ...}`` (constrained all the same, so the reply still parses as an action).
+
+    Free strings are bounded as the agents' structured mode bounds them: ``max_string_length`` for the
+    arguments, ``max_content_length`` (e.g. :func:`content_limit` of the request's ``max_tokens``) for the
+    answer, so a small model cannot run into ``max_tokens`` inside the JSON.
 
     :raises ValueError: the forced function is not among the tools.
     """
+    if tool_choice == "none":
+        return response_format([], answer=True, max_string_length=max_string_length,
+                               max_content_length=max_content_length)
     forced = forced_tool_name(tool_choice)
-    return response_format(tools, answer=tool_choice in (None, "auto") and not forced, only=forced)
+    return response_format(tools, answer=tool_choice in (None, "auto") and not forced, only=forced,
+                           max_string_length=max_string_length, max_content_length=max_content_length)
 
 
 def tool_note(tools: Sequence[ToolLike], *, answer: bool = True) -> str:
