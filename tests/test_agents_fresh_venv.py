@@ -1,5 +1,5 @@
 """``pip install jarvis-core jarvis-agents`` alone (built wheels, a fresh venv without the dev environment):
-``jarvis plugins`` lists the agents and tools without importing httpx or any agent or tool module; then, with
+``jarvis plugins`` lists the agents and tools without importing httpx or any agent, tool or sandbox module; then, with
 ``jarvis-engine-openai-compat[embedded]`` and the SmolLM2 model added, ``jarvis ask --agent orchestrator
 --tools calculator`` answers on the embedded default (a managed llama.cpp server), showing the mode it chose
 and the calculator call on stderr."""
@@ -27,7 +27,8 @@ import sys
 from jarvis_core.cli.main import main
 code = main(["plugins", "--json"])
 loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("httpx", "httpcore", "sqlite3", "xllamacpp")
-                or m.startswith(("jarvis_agents.agents", "jarvis_agents.tools", "jarvis_core.agents", "jarvis_core.tools")))
+                or m.startswith(("jarvis_agents.agents", "jarvis_agents.tools", "jarvis_agents.sandbox",
+                                 "jarvis_core.agents", "jarvis_core.tools")))
 sys.stderr.write("IMPORTED:" + ",".join(loaded) + "\\n")
 sys.exit(code)
 """

@@ -42,6 +42,32 @@ def test_ask_full_through_the_orchestrator_gets_the_requests_settings():
     assert engine.calls[0].messages[0].content.startswith("You do arithmetic.")
 
 
+def test_extra_request_options_reach_the_agent_and_a_wrong_one_is_refused_by_name():
+    import asyncio
+
+    from jarvis_core.errors import InvalidOptionError
+
+    engine = FakeEngine(script() + script(), allowed_options=OPTIONS)
+    with installed_registry(jarvis_agents.plugin):
+        j = Jarvis(engine=engine, model="m", agent="orchestrator", tools=["calculator"])
+        out = j.ask_full("What is 17 * 23?", seed=7, mode="structured")  # an engine option and an agent option
+        assert out["content"] == "It is 391." and out["stop_reason"] == "final"
+        assert [c.options.get("seed") for c in engine.calls] == [7, 7]
+        assert "response_format" in engine.calls[0].options  # mode="structured" reached the orchestrator
+
+        async def stream():
+            return "".join([t async for t in j.ask_stream("What is 17 * 23?", seed=8)])
+
+        assert asyncio.run(stream()) == "It is 391." and engine.calls[-1].options.get("seed") == 8
+        calls = len(engine.calls)
+        with pytest.raises(InvalidOptionError, match="'top_q'") as info:
+            j.ask_full("What is 17 * 23?", top_q=0.5)  # the engine allows no top_q: named, never dropped
+        assert info.value.names == ("top_q",)
+        with pytest.raises(InvalidOptionError, match=r"'system_prompt'.*system="):
+            j.ask_full("What is 17 * 23?", system_prompt="x")
+        assert len(engine.calls) == calls  # nothing was sent
+
+
 def test_the_default_system_prompt_does_not_beat_the_agents_config(tmp_path):
     config = tmp_path / "config.toml"
     config.write_text('[agents.simple]\nsystem_prompt = "Answer in French."\n', encoding="utf-8")

@@ -206,12 +206,17 @@ class Jarvis:
         system: Optional[str] = None,
         temperature: Optional[float] = None,
         max_tokens: Optional[int] = None,
+        options: Optional[Mapping[str, Any]] = None,
     ) -> Tuple[Optional[str], Optional[Any]]:
         """The agent to run (key and instance, built for this request), or ``(None, None)`` to ask the engine.
 
         Tools are built with :func:`~jarvis_core.tools.create_tool` (their ``[tools.<key>]`` options and the
         engine, model, jarvis home and bus), the agent with :func:`~jarvis_core.agents.create_agent`; the
-        request's system prompt, temperature and max tokens are the agent's explicit settings.
+        request's system prompt, temperature and max tokens are the agent's explicit settings, and its other
+        ``options`` are the agent's keyword arguments (its own, such as ``mode``, or engine options, which the
+        agent checks against the engine's allow-list).
+
+        :raises InvalidOptionError: the agent (or, through it, the engine) does not take one of ``options``.
         """
         from jarvis_core.errors import UnknownNameError, UsageError
         from jarvis_core.plugins.registry import get_registry
@@ -232,7 +237,6 @@ class Jarvis:
             return None, None
         if key not in registry.items("agent"):
             raise UnknownNameError("agent", key, list(registry.items("agent")))
-        from jarvis_core.agents.factory import create_agent
         from jarvis_core.agents.settings import resolve_settings
         from jarvis_core.config import jarvis_home
         from jarvis_core.tools.factory import create_tool
@@ -251,7 +255,8 @@ class Jarvis:
                                   "max_tokens": max_tokens, "bus": self._bus, "approver": self._approver}
         if tool_objs:
             kwargs["tools"] = tool_objs
-        return key, create_agent(key, self.engine, model=use_model, config=config, registry=registry, **kwargs)
+        return key, _build_agent(key, self.engine, self.engine_key, dict(options or {}), model=use_model,
+                                 config=config, registry=registry, **kwargs)
 
     # -- asking -----------------------------------------------------------------------------------
     def ask(self, prompt: Prompt, **kwargs: Any) -> str:
@@ -281,7 +286,9 @@ class Jarvis:
         ``content``, ``turns``, ``tool_results``, ``usage`` (every model call of the run), ``stop_reason``
         (``final``, ``max_turns``, ``loop_guard``, ``error``, ``cancelled``), plus ``model``, ``engine`` and
         ``agent``. ``max_tokens`` ``None`` means 1024 for a direct request and the agent's own setting
-        for an agent.
+        for an agent. Other keyword ``options`` go to the engine or, through an agent, to the agent (its own
+        options such as ``mode``, or engine options it sends with every model call); one that neither takes
+        is an :class:`~jarvis_core.errors.InvalidOptionError` naming it, never dropped.
 
         With ``prompt_provider`` (a registered name, any case, or ``"auto"`` to pick by model id) the provider
         builds the system prompt from ``node_context``, ``timezone``, ``tools`` and ``available_commands`` and
@@ -299,7 +306,7 @@ class Jarvis:
                 temperature=temperature, max_tokens=max_tokens, options=options,
             )
         agent_key, runner = self._agent(agent, tools, model=model, system=system, temperature=temperature,
-                                        max_tokens=max_tokens)
+                                        max_tokens=max_tokens, options=options)
         use_model = model or self.model
         if runner is None:
             completion = self.engine.generate(
@@ -344,7 +351,8 @@ class Jarvis:
             # Picking the engine may probe servers or start one: keep that off the event loop.
             await asyncio.to_thread(self._prepare, model)
         _agent_key, runner = await asyncio.to_thread(
-            self._agent, agent, tools, model=model, system=system, temperature=temperature, max_tokens=max_tokens)
+            self._agent, agent, tools, model=model, system=system, temperature=temperature, max_tokens=max_tokens,
+            options=options)
         if runner is not None:
             from jarvis_core.agents.events import TextDelta
             from jarvis_core.types import AgentContext
@@ -545,6 +553,30 @@ def _split_prompt(prompt: Prompt) -> Tuple[str, List[Message]]:
         if _role_of(convo[i]) == "user":
             return convo[i].content or "", convo[:i]
     return "", convo
+
+
+#: What the SDK itself gives an agent; a request option of the same name would be ambiguous.
+_AGENT_ARGUMENTS = frozenset({"system_prompt", "bus", "approver", "config", "registry", "tools", "model", "engine"})
+
+
+def _build_agent(key: str, engine: Any, engine_key: str, options: Dict[str, Any], **kwargs: Any) -> Any:
+    """``create_agent`` with a request's extra ``options`` as keyword arguments; an option neither the agent
+    nor the engine takes is an :class:`~jarvis_core.errors.InvalidOptionError` naming it, never dropped."""
+    from jarvis_core.agents.factory import create_agent
+    from jarvis_core.errors import InvalidOptionError
+
+    clash = sorted(set(options) & _AGENT_ARGUMENTS)
+    if clash:
+        raise InvalidOptionError(engine_key, clash, message=(
+            f"option(s) {', '.join(map(repr, clash))} cannot be passed to agent {key!r} as request options; "
+            "use system= for the system prompt, and Jarvis(...) for the tools, approver and bus"))
+    try:
+        return create_agent(key, engine, **kwargs, **options)
+    except TypeError as exc:
+        if not options:
+            raise
+        raise InvalidOptionError(engine_key, sorted(options), message=(
+            f"agent {key!r} does not take option(s) {', '.join(map(repr, sorted(options)))}: {exc}")) from None
 
 
 def _agent_answer(result: Any, *, model: str, engine: str, agent: Optional[str]) -> Dict[str, Any]:
