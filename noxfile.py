@@ -10,6 +10,8 @@
 from __future__ import annotations
 
 import pathlib
+import sys
+from typing import Optional
 
 import nox
 
@@ -84,6 +86,27 @@ def chat(session: nox.Session) -> None:
     session.run("jarvis", "chat", *session.posargs)
 
 
+#: LiteLLM's proxy, the peer in benchmarks/bench_server.py.
+LITELLM = "litellm[proxy]>=1.40"
+
+
+def install_litellm(session: nox.Session) -> Optional[str]:
+    """LiteLLM's proxy in a venv of its own (kept in nox's cache), so that its many dependencies (uvloop
+    among them, which uvicorn would pick up) do not change what jarvis is measured with. Its executable, or
+    ``None`` with a warning when it does not install here (the benchmark then says it was left out)."""
+    venv = pathlib.Path(session.cache_dir) / "litellm"
+    bindir = venv / ("Scripts" if sys.platform == "win32" else "bin")
+    try:
+        if not (bindir / "python").exists() and not (bindir / "python.exe").exists():
+            session.run_install("python", "-m", "venv", str(venv))
+        session.run_install(str(bindir / "python"), "-m", "pip", "install", "--quiet", LITELLM, external=True)
+    except nox.command.CommandFailed:
+        session.warn(f"{LITELLM} did not install; bench_server.py runs without it")
+        return None
+    exe = bindir / ("litellm.exe" if sys.platform == "win32" else "litellm")
+    return str(exe) if exe.exists() else None  # not there when installs are skipped (nox -R) on a first run
+
+
 @nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks (ratios against a floor measured side by side in the same run)."""
@@ -92,4 +115,9 @@ def bench(session: nox.Session) -> None:
     install_model(session)
     for script in sorted((ROOT / "benchmarks").glob("bench_*.py")):
         if not session.posargs or any(a in script.name for a in session.posargs):
-            session.run("python", str(script))
+            env = {}
+            if script.name == "bench_server.py":
+                litellm = install_litellm(session)
+                if litellm is not None:
+                    env["JARVIS_BENCH_LITELLM"] = litellm
+            session.run("python", str(script), env=env)

@@ -6,12 +6,22 @@ process, over the ``openai-compat`` engine pointed at that backend. The same cli
 ``httpx.AsyncClient``, the same payload) then calls, interleaved round by round:
 
 - the backend directly (the floor), and
-- the jarvis server (and LiteLLM's proxy over the same backend, when ``litellm[proxy]`` is installed),
+- the jarvis server, and
+- LiteLLM's proxy over the same backend, when it can be found (``nox -s bench`` installs it in a venv of
+  its own, so its dependencies do not change what jarvis is measured with),
 
 at 1, 16 and 64 concurrent clients:
 
 - non-streamed: mean latency per request; reported as the added milliseconds and the ratio to the floor;
 - streamed: the aggregate content-chunk rate; reported as the ratio to the floor (goal: >= 0.8x at 64).
+
+Both proxies check a bearer token (the same one; the backend ignores it). LiteLLM runs with its defaults
+apart from the master key and a local model-cost map (no network).
+
+Where LiteLLM is looked for, first found wins: ``$JARVIS_BENCH_LITELLM`` (the ``litellm`` executable, as
+the nox session sets it); a ``litellm`` executable next to this Python; one on ``PATH``; this Python's own
+``litellm`` package (``python -m litellm.proxy.proxy_cli``). When none is found, or it does not start, the
+report says why.
 
 Run: ``python benchmarks/bench_server.py [--rounds 5] [--requests 20] [--streams 4]`` (requests and
 streams are per client per round).
@@ -21,16 +31,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import multiprocessing
 import os
+import secrets
 import shutil
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_openai_compat import MESSAGES, MODEL, N_CHUNKS, _serve  # the shared canned backend
@@ -44,7 +57,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _jarvis(backend: str, port: int) -> None:
+def _jarvis(backend: str, port: int, token: str) -> None:
     """Child process: the jarvis server over the openai-compat engine."""
     import uvicorn
 
@@ -53,7 +66,7 @@ def _jarvis(backend: str, port: int) -> None:
     from jarvis_server.running import uvicorn_config
 
     engine = create_engine("openai-compat", host=backend)
-    app = create_app(engine, engine_key="openai-compat", model=MODEL, default_max_tokens=256)
+    app = create_app(engine, engine_key="openai-compat", model=MODEL, default_max_tokens=256, token=token.encode())
     uvicorn.Server(uvicorn_config(app, "127.0.0.1", port, log_level="warning")).run()
 
 
@@ -71,16 +84,41 @@ def _wait(url: str, path: str, timeout: float = 60.0) -> None:
     raise RuntimeError(f"{url} did not come up")
 
 
-def _litellm(backend: str, port: int) -> Optional[subprocess.Popen]:
-    exe = shutil.which("litellm")
-    if exe is None:
-        return None
-    config = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"litellm-bench-{port}.yaml")
+def _litellm_command() -> Union[List[str], str]:
+    """How to start LiteLLM's proxy here, or why it cannot be."""
+    override = os.environ.get("JARVIS_BENCH_LITELLM")
+    if override:
+        return [override] if os.access(override, os.X_OK) else f"$JARVIS_BENCH_LITELLM={override} is not an executable"
+    here = os.path.join(os.path.dirname(sys.executable), "litellm")
+    for exe in (here, shutil.which("litellm")):
+        if exe and os.access(exe, os.X_OK):
+            return [exe]
+    if importlib.util.find_spec("litellm") is not None:
+        return [sys.executable, "-m", "litellm.proxy.proxy_cli"]
+    return (f"not installed (no $JARVIS_BENCH_LITELLM, no litellm next to {sys.executable} or on PATH, no litellm "
+            "package in this Python); 'nox -s bench' installs it, or: pip install 'litellm[proxy]'")
+
+
+def _litellm(backend: str, port: int, token: str, log: str) -> Tuple[Optional[subprocess.Popen], str]:
+    """LiteLLM's proxy over ``backend`` (its output goes to ``log``), or ``None`` and why not."""
+    command = _litellm_command()
+    if isinstance(command, str):
+        return None, command
+    config = os.path.join(os.path.dirname(log), f"litellm-bench-{port}.yaml")
     with open(config, "w", encoding="utf-8") as fh:
         fh.write(f"model_list:\n  - model_name: {MODEL}\n    litellm_params:\n      model: openai/{MODEL}\n"
                  f"      api_base: {backend}/v1\n      api_key: unused\n")
-    return subprocess.Popen([exe, "--config", config, "--port", str(port), "--host", "127.0.0.1"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # A master key (it refuses to start without one) and the cost map it ships (it would fetch one).
+    env = dict(os.environ, LITELLM_MASTER_KEY=token, LITELLM_LOCAL_MODEL_COST_MAP="True")
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([*command, "--config", config, "--port", str(port), "--host", "127.0.0.1"],
+                                stdout=out, stderr=subprocess.STDOUT, env=env)
+    return proc, " ".join(command)
+
+
+def _tail(path: str, lines: int = 8) -> str:
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        return "".join(fh.readlines()[-lines:]).rstrip()
 
 
 async def _request(client: Any, url: str, payload: Dict[str, Any]) -> float:
@@ -119,15 +157,17 @@ async def _chunk_rate(client: Any, url: str, payload: Dict[str, Any], clients: i
     return total / (time.perf_counter() - t0)
 
 
-async def _run(targets: Dict[str, str], args: argparse.Namespace) -> Dict[str, Dict[int, Dict[str, List[float]]]]:
+async def _run(targets: Dict[str, str], args: argparse.Namespace, token: str) -> Dict[str, Dict[int, Dict[str, List[float]]]]:
     import httpx
 
     payload = {"model": MODEL, "messages": MESSAGES, "max_tokens": 256}
     spayload = dict(payload, stream=True)
     out: Dict[str, Dict[int, Dict[str, List[float]]]] = {
         name: {c: {"latency": [], "rate": []} for c in CONCURRENCY} for name in targets}
-    limits = httpx.Limits(max_connections=200, max_keepalive_connections=200)
-    async with httpx.AsyncClient(limits=limits, timeout=60) as client:
+    # Idle connections are dropped before uvicorn's 5 s keep-alive timeout closes them under a request.
+    limits = httpx.Limits(max_connections=200, max_keepalive_connections=200, keepalive_expiry=2.0)
+    headers = {"authorization": f"Bearer {token}"}
+    async with httpx.AsyncClient(limits=limits, timeout=60, headers=headers) as client:
         for url in targets.values():  # warm-up: pools, registry, adapters
             await _request(client, url, payload)
             await _stream(client, url, spayload)
@@ -151,21 +191,26 @@ def main() -> int:
     backend_proc = ctx.Process(target=_serve, args=(q,), daemon=True)
     backend_proc.start()
     backend = f"http://127.0.0.1:{q.get(timeout=30)}"
+    token = f"sk-bench-{secrets.token_hex(16)}"
     jarvis_port = _free_port()
-    jarvis_proc = ctx.Process(target=_jarvis, args=(backend, jarvis_port), daemon=True)
+    jarvis_proc = ctx.Process(target=_jarvis, args=(backend, jarvis_port, token), daemon=True)
     jarvis_proc.start()
     litellm_port = _free_port()
-    litellm_proc = _litellm(backend, litellm_port)
+    scratch = tempfile.mkdtemp(prefix="bench-server-")
+    log = os.path.join(scratch, "litellm.log")
+    litellm_proc, litellm_note = _litellm(backend, litellm_port, token, log)
     targets = {"direct": backend, "jarvis": f"http://127.0.0.1:{jarvis_port}"}
     try:
         _wait(targets["jarvis"], "/health")
         if litellm_proc is not None:
             try:
-                _wait(f"http://127.0.0.1:{litellm_port}", "/health/liveliness", timeout=120)
+                _wait(f"http://127.0.0.1:{litellm_port}", "/health/liveliness", timeout=180)
                 targets["litellm"] = f"http://127.0.0.1:{litellm_port}"
             except RuntimeError:
-                print("LiteLLM proxy did not start; left out")
-        results = asyncio.run(_run(targets, args))
+                code = litellm_proc.poll()
+                litellm_note = (f"{litellm_note} did not answer within 180 s"
+                                f"{'' if code is None else f' (exited with {code})'}; its log ends:\n{_tail(log)}")
+        results = asyncio.run(_run(targets, args, token))
     finally:
         for proc in (jarvis_proc, backend_proc):
             proc.terminate()
@@ -173,9 +218,12 @@ def main() -> int:
         if litellm_proc is not None:
             litellm_proc.terminate()
             litellm_proc.wait(10)
+        shutil.rmtree(scratch, ignore_errors=True)
 
-    if "litellm" not in targets:
-        print("LiteLLM proxy: not installed here (pip install 'litellm[proxy]' to add it as a peer)")
+    if "litellm" in targets:
+        print(f"LiteLLM proxy: {litellm_note}")
+    else:
+        print(f"LiteLLM proxy left out: {litellm_note}")
     med = statistics.median
     print(f"{args.rounds} rounds, interleaved; {args.requests} requests and {args.streams} streams of {N_CHUNKS} chunks "
           "per client per round; medians of per-round values")
@@ -188,7 +236,7 @@ def main() -> int:
             lat = [x / f for x, f in zip(r["latency"], floor["latency"], strict=True)]
             added = [(x - f) * 1e3 for x, f in zip(r["latency"], floor["latency"], strict=True)]
             rate = [x / f for x, f in zip(r["rate"], floor["rate"], strict=True)]
-            goal = "   (goal >= 0.80x)" if c == 64 else ""
+            goal = "   (goal >= 0.80x)" if c == 64 and name == "jarvis" else ""
             print(f"   {name:<8} {med(r['latency']) * 1e3:8.2f} ms/request (+{med(added):.2f} ms, {med(lat):.2f}x)"
                   f"   {med(r['rate']):9.0f} chunks/s ({med(rate):.2f}x){goal}")
     return 0

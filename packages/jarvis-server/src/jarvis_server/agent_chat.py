@@ -6,6 +6,10 @@ request's sampling fields reach the agent (``temperature``, ``max_tokens``, engi
 checked against the engine's allow-list by the agent). ``tools`` cannot be combined with an agent (the agent
 has its own). A stream carries the agent's text as it is generated; its first event is awaited before the
 response starts, so a failure there is an ordinary HTTP error.
+
+The stream is not filtered down to the final answer: a turn is known to end in tool calls only at its end
+(``TurnFinished`` then ``ToolCallsRequested``), so dropping tool turns' text would mean buffering every
+turn, the answer included, until it ends. Text-protocol agents already emit only their answer's text.
 """
 
 from __future__ import annotations
