@@ -28,7 +28,7 @@ from jarvis_core.cli.main import main
 code = main(["plugins", "--json"])
 loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("httpx", "httpcore", "sqlite3", "xllamacpp")
                 or m.startswith(("jarvis_agents.agents", "jarvis_agents.tools", "jarvis_agents.sandbox",
-                                 "jarvis_core.agents", "jarvis_core.tools")))
+                                 "jarvis_agents.wrapped", "jarvis_core.agents", "jarvis_core.tools")))
 sys.stderr.write("IMPORTED:" + ",".join(loaded) + "\\n")
 sys.exit(code)
 """
