@@ -120,6 +120,30 @@ def test_unknown_parser_name_warns_and_passes_text_through():
     with pytest.warns(RuntimeWarning, match="no_such_parser"):
         c = a.postprocess(Completion(content=HERMES_CALL), [WEATHER])
     assert c.content == HERMES_CALL
+    assert not a.needs_postprocessing([WEATHER])  # an unavailable parser is no parser: engines pass text through
+
+
+# -- the public answer: which parsers apply ---------------------------------------------------------------
+
+def test_parser_plan_is_the_one_rule_for_every_engine(reg):
+    """The reasoning parser always applies; the tool parser only with tools, unless its format is always
+    parsed (gpt-oss Harmony). Engines ask needs_postprocessing and agree by construction."""
+    qwen, llama, gptoss, plain = (adapter(m, reg) for m in ("Qwen/Qwen3-8B", "llama3.1:8b", "gpt-oss-20b", "acme/plain"))
+    assert qwen.parser_plan().tool is None and qwen.parser_plan().reasoning is not None
+    assert qwen.parser_plan([WEATHER]).tool is not None
+    assert not llama.needs_postprocessing() and llama.needs_postprocessing([WEATHER])
+    assert gptoss.needs_postprocessing() and gptoss.parser_plan().tool is not None  # always_parse
+    assert not plain.needs_postprocessing([WEATHER])
+    done = Completion(content=HERMES_CALL)
+    assert llama.postprocess(done) is done and plain.postprocess(done, [WEATHER]) is done
+
+
+def test_plans_and_derived_values_live_on_the_cached_adapter(reg):
+    a = adapter("Qwen/Qwen3-8B", reg)
+    assert a.parser_plan([WEATHER]) is adapter("Qwen/Qwen3-8B", reg).parser_plan(["other tools"])
+    built = []
+    assert a.derived("k", lambda ad: built.append(ad) or 42) == 42
+    assert adapter("Qwen/Qwen3-8B", reg).derived("k", lambda ad: built.append(ad) or 0) == 42 and built == [a]
 
 
 # -- streams ----------------------------------------------------------------------------------------------
@@ -188,6 +212,15 @@ def test_stream_without_a_finishing_chunk_is_flushed_by_finish(reg):
     assert proc.feed(StreamChunk(content=HERMES_CALL)) == []
     (last,) = proc.finish()
     assert last.tool_calls[0].name == "get_weather" and last.finish_reason == "tool_calls"
+
+
+def test_native_reasoning_flushes_text_the_reasoning_parser_held(reg):
+    proc = adapter("Qwen/Qwen3-8B", reg).stream_processor()
+    out = proc.feed(StreamChunk(content="Hi <thi"))  # "<thi" may still open a think block: held
+    out += proc.feed(StreamChunk(reasoning="native", content="nk"))
+    out += proc.feed(StreamChunk(content="</think>", finish_reason="stop"))
+    content, reasoning, _, _ = _aggregate(out)
+    assert content == "Hi <think</think>" and reasoning == "native"
 
 
 def test_stream_with_native_calls_keeps_text_as_text(reg):

@@ -48,7 +48,7 @@ from jarvis_engine_ollama.options import (
     check_think,
     wire_options,
 )
-from jarvis_engine_ollama.request import ChatRequest, ModelPlan
+from jarvis_engine_ollama.request import ChatRequest, default_options
 from jarvis_engine_ollama.truncation import check_truncation, report_truncation
 from jarvis_engine_ollama.wire import messages_to_ollama, tool_calls_from_ollama, tools_to_ollama
 
@@ -122,17 +122,12 @@ class OllamaEngine(HTTPEngine):
         self.think = check_think(think)
         self.model_defaults = model_defaults
         self.bus = bus
-        self._plans: Dict[str, ModelPlan] = {}
 
     # -- request building -----------------------------------------------------------------------------
-    def _plan(self, model: str) -> ModelPlan:
-        plan = self._plans.get(model)
-        if plan is None:
-            from jarvis_core.defaults import ModelAdapter
+    def _adapter(self, model: str) -> Any:
+        from jarvis_core.defaults import ModelAdapter
 
-            plan = ModelPlan(ModelAdapter.for_model(model, self.engine_id, user_rules=self.model_defaults))
-            self._plans[model] = plan
-        return plan
+        return ModelAdapter.for_model(model, self.engine_id, user_rules=self.model_defaults)
 
     def _ndjson(self, req: Any) -> Any:
         """The streamed chat request: batches of NDJSON lines, one batch per network read."""
@@ -154,7 +149,7 @@ class OllamaEngine(HTTPEngine):
         if not isinstance(model, str) or not model.strip():
             raise InvalidOptionValueError("ollama", "model", "expected a model name such as 'llama3.2' (see `ollama list`)",
                                           value=model)
-        plan = self._plan(model)
+        adapter = self._adapter(model)
         body: Dict[str, Any] = {"model": model, "messages": messages_to_ollama(messages), "stream": stream}
         wire_tools = tools_to_ollama(tools)
         if wire_tools:
@@ -166,10 +161,11 @@ class OllamaEngine(HTTPEngine):
                 if key in options:
                     explicit[key] = options[key]
             num_ctx = check_num_ctx(options["num_ctx"]) if "num_ctx" in options else self.num_ctx
-            opts = wire_options(plan.adapter.sampling(explicit), options, max_tokens=max_tokens, num_ctx=num_ctx)
+            opts = wire_options(adapter.sampling(explicit), options, max_tokens=max_tokens, num_ctx=num_ctx)
         else:  # the common call: the model's defaults, checked once per model
             num_ctx = self.num_ctx
-            opts = wire_options(plan.sampling, options, max_tokens=max_tokens, num_ctx=num_ctx, checked=True)
+            defaults = adapter.derived(default_options, default_options)
+            opts = wire_options(defaults, options, max_tokens=max_tokens, num_ctx=num_ctx, checked=True)
         if opts:
             body["options"] = opts
         think = check_think(options["think"]) if "think" in options else self.think
@@ -182,7 +178,7 @@ class OllamaEngine(HTTPEngine):
         if keep_alive is not None:
             body["keep_alive"] = keep_alive
         req_tools = tools if wire_tools else None
-        return ChatRequest(body, model, plan.adapter, req_tools, num_ctx or None, plan.passthrough(req_tools))
+        return ChatRequest(body, model, adapter, req_tools, num_ctx or None, not adapter.needs_postprocessing(req_tools))
 
     # -- reading answers ------------------------------------------------------------------------------
     def _truncation(self, req: ChatRequest, final: Mapping[str, Any], meta: Dict[str, Any]) -> None:

@@ -1,4 +1,4 @@
-"""A prepared ``/api/chat`` call and what the engine works out once per model."""
+"""A prepared ``/api/chat`` call, and the wire form of a model's default sampling values."""
 
 from __future__ import annotations
 
@@ -8,31 +8,12 @@ from typing import Any, Dict, Optional
 from jarvis_engine_ollama.options import wire_options
 from jarvis_engine_ollama.truncation import prompt_chars
 
-__all__ = ["ChatRequest", "ModelPlan"]
+__all__ = ["ChatRequest", "default_options"]
 
 
-class ModelPlan:
-    """What the engine works out once per model: its adapter, its checked default sampling options, and
-    whether answers need the family's parsers (with and without tools)."""
-
-    __slots__ = ("_passthrough", "adapter", "sampling")
-
-    def __init__(self, adapter: Any) -> None:
-        self.adapter = adapter
-        self.sampling = wire_options(adapter.sampling({}), {}, max_tokens=None, num_ctx=None)
-        self._passthrough: Dict[bool, bool] = {}
-
-    def passthrough(self, tools: Any) -> bool:
-        """True when answers to a request with (or without) ``tools`` need none of the family's parsers."""
-        key = bool(tools)
-        flag = self._passthrough.get(key)
-        if flag is None:
-            proc = self.adapter.stream_processor(tools=tools)
-            # A processor that holds no parser would only copy every chunk, and postprocess change nothing.
-            flag = self._passthrough[key] = (
-                getattr(proc, "reasoning", True) is None and getattr(proc, "tool", True) is None
-            )
-        return flag
+def default_options(adapter: Any) -> Dict[str, Any]:
+    """The model's default sampling values as checked wire options (kept with the adapter: ``adapter.derived``)."""
+    return wire_options(adapter.sampling({}), {}, max_tokens=None, num_ctx=None)
 
 
 class ChatRequest:

@@ -1,13 +1,14 @@
 """The engine-side helper: fill sampling defaults, split inline reasoning, turn text tool calls into calls.
 
-Engines call it like this::
+Engines call it like this, on every request (:meth:`ModelAdapter.for_model` is the one cache)::
 
     adapter = ModelAdapter.for_model(model, "llamacpp", user_rules=config.model_defaults)
     params = adapter.sampling({"temperature": temperature, "top_p": top_p})   # explicit None = unset
-    completion = adapter.postprocess(completion, tools)                        # whole responses
-    proc = adapter.stream_processor(tools)                                     # streams
-    for chunk in wire_chunks: yield from proc.feed(chunk)
-    yield from proc.finish()
+    if adapter.needs_postprocessing(tools):                                    # else the answer passes as is
+        completion = adapter.postprocess(completion, tools)                    # whole responses
+        proc = adapter.stream_processor(tools)                                 # streams
+        for chunk in wire_chunks: yield from proc.feed(chunk)
+        yield from proc.finish()
 
 Precedence of sampling values: explicit request values (not None; an explicit 0 is a value) > the user's
 config > plugin/family defaults > engine defaults (temperature 0.7).
@@ -19,10 +20,14 @@ import json
 import threading
 import warnings
 from collections import OrderedDict
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Hashable, Mapping, Optional, Tuple
 
 from jarvis_core.defaults.resolver import Resolved, resolve
+from jarvis_core.parsers.compose import ParserPlan
 from jarvis_core.types import Completion
+
+if TYPE_CHECKING:
+    from jarvis_core.defaults.stream import StreamProcessor
 
 __all__ = ["ENGINE_DEFAULTS", "ModelAdapter"]
 
@@ -35,6 +40,8 @@ _adapters: OrderedDict[Tuple[Any, ...], ModelAdapter] = OrderedDict()
 
 
 def _rules_key(user_rules: Any) -> str:
+    if not user_rules:
+        return ""
     try:
         return json.dumps(user_rules, sort_keys=True, default=repr)
     except (TypeError, ValueError):
@@ -50,9 +57,9 @@ class ModelAdapter:
         self.resolved = resolved
         self._registry = registry
         self.engine_defaults: Mapping[str, Any] = dict(ENGINE_DEFAULTS if engine_defaults is None else engine_defaults)
-        self._tool_cls: Any = None
-        self._reasoning_cls: Any = None
-        self._warned = False
+        self._classes: Optional[Tuple[Any, Any]] = None
+        self._plans: Dict[bool, ParserPlan] = {}
+        self._derived: Dict[Hashable, Any] = {}
 
     @classmethod
     def for_model(
@@ -137,41 +144,59 @@ class ModelAdapter:
                 registry = get_registry()
             return registry.load("parser", f"{kind}:{name}")
         except (JarvisError, ImportError, AttributeError) as exc:
-            if not self._warned:
-                self._warned = True
-                warnings.warn(
-                    f"{kind} parser {name!r} for model {self.model!r} is not available ({exc}); "
-                    "text is passed through unparsed",
-                    RuntimeWarning,
-                    stacklevel=3,
-                )
+            warnings.warn(
+                f"{kind} parser {name!r} for model {self.model!r} is not available ({exc}); "
+                "text is passed through unparsed",
+                RuntimeWarning,
+                stacklevel=4,
+            )
             return None
 
-    def new_tool_parser(self, tools: Any = None) -> Any:
-        """A fresh tool-call parser for this family (None when the family has none or it is unavailable)."""
-        cls = self._load("tool", self.tool_parser)
-        return cls(tools) if cls is not None else None
+    def parser_plan(self, tools: Any = None) -> ParserPlan:
+        """Which of the family's parsers apply to an answer to a request with (or without) ``tools``
+        (:meth:`ParserPlan.choose <jarvis_core.parsers.compose.ParserPlan.choose>` is the rule). Parser
+        classes are loaded once per adapter; one that is not installed is warned about once and left out."""
+        plan = self._plans.get(bool(tools))
+        if plan is None:
+            if self._classes is None:
+                self._classes = (self._load("reasoning", self.reasoning_parser), self._load("tool", self.tool_parser))
+            plan = self._plans[bool(tools)] = ParserPlan.choose(*self._classes, tools)
+        return plan
 
-    def new_reasoning_parser(self, **options: Any) -> Any:
-        """A fresh reasoning parser for this family (None when the family has none or it is unavailable)."""
-        cls = self._load("reasoning", self.reasoning_parser)
-        return cls(**options) if cls is not None else None
+    def needs_postprocessing(self, tools: Any = None) -> bool:
+        """True when an answer to a request with (or without) ``tools`` may need the family's parsers; when
+        False, :meth:`postprocess` and :meth:`stream_processor` would change nothing and may be skipped."""
+        return self.parser_plan(tools).needed
+
+    def derived(self, key: Hashable, build: Callable[[ModelAdapter], Any]) -> Any:
+        """``build(self)``, computed once and kept with this adapter under ``key``: what an engine derives from
+        the model's defaults alone (its wire form of the default sampling values, say). The adapter cache of
+        :meth:`for_model` is then the only per-model cache; engines keep none of their own."""
+        try:
+            return self._derived[key]
+        except KeyError:
+            value = self._derived[key] = build(self)
+            return value
 
     # -- whole responses --------------------------------------------------------------------------
     def postprocess(self, completion: Completion, tools: Any = None) -> Completion:
         """Split inline reasoning out of ``content`` and, when ``tools`` were given and the response has no
         native tool calls, turn text-form tool calls into ``tool_calls``. Never raises on model output;
         parser diagnostics go to ``metadata["parser_diagnostics"]``."""
+        plan = self.parser_plan(tools)
+        if not plan.needed:
+            return completion
         from jarvis_core.defaults.postprocess import postprocess_completion
 
-        return postprocess_completion(self, completion, tools)
+        return postprocess_completion(plan, completion, tools)
 
     # -- streams ----------------------------------------------------------------------------------
-    def stream_processor(self, tools: Any = None) -> Any:
-        """A :class:`~jarvis_core.defaults.stream.StreamProcessor` for one streamed response."""
+    def stream_processor(self, tools: Any = None) -> StreamProcessor:
+        """A :class:`~jarvis_core.defaults.stream.StreamProcessor` for one streamed response (with no parser
+        to run it passes the chunks through; :meth:`needs_postprocessing` says whether to use one at all)."""
         from jarvis_core.defaults.stream import StreamProcessor
 
-        return StreamProcessor(self, tools)
+        return StreamProcessor(self.parser_plan(tools), tools)
 
     def __repr__(self) -> str:
         r = self.resolved

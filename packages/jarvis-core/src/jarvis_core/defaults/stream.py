@@ -1,21 +1,21 @@
 """Post-processing of streams for :meth:`ModelAdapter.stream_processor`.
 
 :class:`StreamProcessor` sits between an engine's wire chunks and its caller. It passes native reasoning
-and native tool calls through, splits inline reasoning out of ``content`` (only when an opening tag starts
-a reasoning block: on a stream the prompt is unknown), and, when tools were given, turns text-form tool
-calls into complete :class:`~jarvis_core.types.ToolCall` objects in the finishing chunk. Text that may
-still turn out to be a call is held back until it is certain; everything else flows through at once.
+and native tool calls through and runs the rest of the text through the parsers of its
+:class:`~jarvis_core.parsers.compose.ParserPlan` (an :class:`~jarvis_core.parsers.compose.OutputParser`
+does the routing): inline reasoning is split out of ``content`` only when an opening tag starts a reasoning
+block (on a stream the prompt is unknown), and text-form tool calls become complete
+:class:`~jarvis_core.types.ToolCall` objects in the finishing chunk. Text that may still turn out to be a
+call is held back until it is certain; everything else flows through at once.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, List, Optional
+from typing import Any, List, Optional
 
 from jarvis_core.parsers.base import ParsedDelta
+from jarvis_core.parsers.compose import ParserPlan
 from jarvis_core.types import StreamChunk
-
-if TYPE_CHECKING:
-    from jarvis_core.defaults.adapter import ModelAdapter
 
 __all__ = ["StreamProcessor"]
 
@@ -23,39 +23,17 @@ __all__ = ["StreamProcessor"]
 class StreamProcessor:
     """Feed it every :class:`StreamChunk` of one response, then call :meth:`finish`."""
 
-    def __init__(self, adapter: ModelAdapter, tools: Any = None) -> None:
-        rcls = adapter._load("reasoning", adapter.reasoning_parser)
-        self.reasoning = rcls(tags_only=True) if rcls is not None else None
-        tcls = adapter._load("tool", adapter.tool_parser)
-        use_tools = tcls is not None and (tools or getattr(tcls, "always_parse", False))
-        self.tool = tcls(tools, stream_friendly=True) if use_tools else None
-        self._native_reasoning = False
+    def __init__(self, plan: ParserPlan, tools: Any = None) -> None:
+        self.parser = plan.for_stream(tools)
         self._native_calls = False
         self._flushed = False
 
-    def _split(self, text: str, final: bool) -> List[ParsedDelta]:
-        if self.reasoning is not None and not self._native_reasoning:
-            events = list(self.reasoning.feed(text)) if text else []
-            if final:
-                events.extend(self.reasoning.finish())
-        else:
-            events = [ParsedDelta(content=text)] if text else []
-        if self.tool is None:
-            return events
-        out: List[ParsedDelta] = []
-        for ev in events:
-            if ev.reasoning or ev.diagnostics or ev.tool_calls:
-                out.append(ParsedDelta(reasoning=ev.reasoning, tool_calls=ev.tool_calls, diagnostics=ev.diagnostics))
-            if ev.content:
-                out.extend(self.tool.feed(ev.content))
+    def _parse(self, text: str, final: bool) -> List[ParsedDelta]:
+        parser = self.parser
+        events = parser.feed(text)
         if final:
-            if self._native_calls:  # the server parsed the calls: held text was just text
-                held = self.tool.held_text()
-                if held:
-                    out.append(ParsedDelta(content=held))
-            else:
-                out.extend(self.tool.finish())
-        return out
+            events = events + parser.finish(parse_calls=not self._native_calls)
+        return events
 
     def _chunk(self, events: List[ParsedDelta], base: Optional[StreamChunk]) -> Optional[StreamChunk]:
         content = "".join(e.content for e in events if e.content)
@@ -86,16 +64,17 @@ class StreamProcessor:
 
     def feed(self, chunk: StreamChunk) -> List[StreamChunk]:
         """Process one wire chunk; return zero or more chunks for the caller."""
-        if chunk.reasoning:
-            self._native_reasoning = True
-        if chunk.tool_calls:
-            self._native_calls = True
         if self._flushed:
             return [chunk]
+        flushed: List[ParsedDelta] = []
+        if chunk.reasoning:
+            flushed = self.parser.stop_reasoning()  # the server splits reasoning: text skips the parser now
+        if chunk.tool_calls:
+            self._native_calls = True
         final = chunk.finish_reason is not None
         if final:
             self._flushed = True
-        out = self._chunk(self._split(chunk.content or "", final), chunk)
+        out = self._chunk(flushed + self._parse(chunk.content or "", final), chunk)
         return [out] if out is not None else []
 
     def finish(self) -> List[StreamChunk]:
@@ -103,6 +82,5 @@ class StreamProcessor:
         if self._flushed:
             return []
         self._flushed = True
-        events = self._split("", True)
-        out = self._chunk(events, None)
+        out = self._chunk(self._parse("", True), None)
         return [out] if out is not None else []
