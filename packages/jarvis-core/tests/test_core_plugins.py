@@ -245,6 +245,44 @@ def test_unknown_hook_name_is_a_load_failure(site):
         make_plugin_manager(allow=["future"], strict=True)
 
 
+def test_unmarked_near_miss_is_a_hint_and_the_plugin_loads(site):
+    source = """
+    from jarvis_core import hookimpl
+
+    def jarvis_register_engine(register):
+        register("never", "m:Never")
+
+    def jarvis_helper_table():
+        return {}
+
+    @hookimpl
+    def jarvis_register_engines(register):
+        register("ok", "m:Ok")
+    """
+    make_dist(site, "jarvis-typo", "1.0", {"typo": "tp_typo"}, {"tp_typo": source})
+    with pytest.warns(PluginWarning) as caught:
+        reg = Registry(make_plugin_manager(allow=["typo"]))
+    # The near miss is named with its hook; a jarvis_* helper that resembles no hook is left alone.
+    assert [str(w.message) for w in caught] == [
+        "jarvis plugin 'typo' from jarvis-typo 1.0 defines jarvis_register_engine, which is not a jarvis hook; "
+        "did you mean jarvis_register_engines (with @hookimpl)?"
+    ]
+    assert set(reg.items("engine")) == {"ok"}
+
+
+def test_distribution_name_and_version_from_folded_or_late_metadata(site):
+    # The header lines are read without the email parser: padding and folded lines as that parser takes
+    # them; metadata without a Version line falls back to the full parse (an empty version, as before).
+    engine_dist(site, "jarvis-engine-alpha", "1.0", "engine-alpha", "tp_alpha", "alpha")
+    info = site / "jarvis_engine_alpha-1.0.dist-info" / "METADATA"
+    info.write_text("Metadata-Version: 2.1\nName:   jarvis-engine-alpha  \nSummary: an\n  engine\nVersion: 1.0\n\nbody\n")
+    engine_dist(site, "jarvis-engine-beta", "2.0", "engine-beta", "tp_beta", "beta")
+    (site / "jarvis_engine_beta-2.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: jarvis-engine-beta\n")
+    pm = make_plugin_manager(allow=["engine-alpha", "engine-beta"])
+    assert pm.distribution_of("engine-alpha") == ("jarvis-engine-alpha", "1.0")
+    assert pm.distribution_of("engine-beta") == ("jarvis-engine-beta", "")
+
+
 def test_plugin_whose_hook_raises_is_isolated(site):
     source = """
     from jarvis_core import hookimpl

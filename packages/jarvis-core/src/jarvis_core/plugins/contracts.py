@@ -9,7 +9,6 @@ schemas by the config loader, with the same kind of message.
 
 from __future__ import annotations
 
-import difflib
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from jarvis_core.errors import PluginError
@@ -82,6 +81,8 @@ def rule_parser_problems(
         for pattern, fields, plugin, dist, version in default_rules:
             name = fields.get(f"{kind}_parser")
             if isinstance(name, str) and name not in ("none", "") and f"{kind}:{name}" not in keys:
+                import difflib  # only when a rule names an unknown parser: every command builds the registry
+
                 close = difflib.get_close_matches(name, known, n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else f"; installed: {', '.join(known)}"
                 out.append(

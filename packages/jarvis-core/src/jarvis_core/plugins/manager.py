@@ -192,15 +192,19 @@ def _hook_problems(pm: JarvisPluginManager, plugin: Any) -> Tuple[List[str], Lis
         if not name.startswith("jarvis_") or not callable(getattr(plugin, name, None)):
             continue
         marked = pm.parse_hookimpl_opts(plugin, name) is not None
+        if name in _HOOKS:
+            if not marked:
+                hints.append(f"defines {name} without @hookimpl, so it is never called (from jarvis_core import hookimpl)")
+            continue
+        # Only names that are not hooks need the (quadratic) near-miss search; every jarvis command pays
+        # for this loop, and a correctly named hook is the common case.
         guess = _near_hook(name)
-        if marked and name not in _HOOKS:
+        if marked:
             # Every hook so far exists since 0.1, so an unknown name is a mistake, not a plugin written for a
             # newer core; once a release adds hooks, a table of them by version can say "needs jarvis-core X".
             near = f"; did you mean {guess[0]}?" if guess else ""
             errors.append(f"implements {name}, which is not a jarvis hook{near}")
-        elif not marked and name in _HOOKS:
-            hints.append(f"defines {name} without @hookimpl, so it is never called (from jarvis_core import hookimpl)")
-        elif not marked and guess:
+        elif guess:
             hints.append(f"defines {name}, which is not a jarvis hook; did you mean {guess[0]} (with @hookimpl)?")
     return errors, hints
 
@@ -213,9 +217,25 @@ def _dist_info(ep: EntryPoint, cache: Dict[int, Tuple[str, str]]) -> Tuple[str, 
         return ("?", "?")
     info = cache.get(id(dist))
     if info is None:
-        meta = dist.metadata
-        info = cache[id(dist)] = (meta["Name"], meta["Version"])
+        info = cache[id(dist)] = _name_version(dist)
     return info
+
+
+def _name_version(dist: Any) -> Tuple[str, str]:
+    """``Name`` and ``Version`` from the metadata file's header lines; the full ``dist.metadata`` (an email
+    parse, and the import of the email parser) only when they are not there as plain lines."""
+    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
+    found: Dict[str, str] = {}
+    for line in text.splitlines():
+        if not line:
+            break  # the end of the headers: the description follows
+        key, sep, value = line.partition(":")
+        if sep and key in ("Name", "Version") and key not in found:
+            found[key] = value.strip()
+            if len(found) == 2:
+                return found["Name"], found["Version"]
+    meta = dist.metadata
+    return meta["Name"], meta["Version"]
 
 
 def make_plugin_manager(
