@@ -218,3 +218,18 @@ def test_planted_key_never_reaches_the_terminal(tmp_path, provider, scenario):
         assert proc.returncode == 1, proc.stderr
         assert "jarvis: error: cloud" in proc.stderr
         assert KEY not in proc.stderr and KEY not in proc.stdout, proc.stderr
+
+
+@pytest.mark.parametrize("name", sorted(ENGINES))
+def test_every_engine_masks_with_the_one_mask(name, monkeypatch):
+    # One override point (secret_values) and one mask (redaction.MASK), the same for every shipped engine,
+    # wrapped or not; cloud masks every provider's key, whichever provider's server quoted it.
+    from jarvis_core.engine.redaction import MASK
+
+    for var in ENV_VARS:
+        monkeypatch.delenv(var, raising=False)
+    raw = ENGINES[name]("http://127.0.0.1:9")
+    for engine in (raw, InstrumentedEngine(raw, EventBus())):
+        assert KEY in [getattr(s, "reveal", lambda s=s: s)() for s in engine.secret_values()]
+        assert engine.redact(ECHO) == ECHO.replace(KEY, MASK)
+        assert engine.redact({"error": {"message": ECHO}}) == {"error": {"message": ECHO.replace(KEY, MASK)}}

@@ -323,7 +323,7 @@ def test_a_plugin_config_section_of_any_name_is_honoured(bad_venv, tmp_path):
     assert proc.stdout == "3\n"
     shown = bad_venv.jarvis("config", "show", "--json", env=env)
     assert shown.returncode == 0, shown.stderr
-    assert json.loads(shown.stdout)["acme"] == {"level": 3, "api_key": "********"}  # masked
+    assert json.loads(shown.stdout)["acme"] == {"level": 3, "api_key": "***"}  # masked
 
     config.write_text("[acme]\nlevle = 3\n", encoding="utf-8")
     bad = bad_venv.jarvis("config", "show", env=env)

@@ -59,12 +59,12 @@ def test_show_prints_effective_toml_with_secrets_masked(home, monkeypatch, capsy
     assert main(["config", "show"]) == 0
     out = capsys.readouterr().out
     assert "sk-live-123" not in out
-    assert 'api_key = "********"' in out
+    assert 'api_key = "***"' in out
     assert 'host = "http://env:11434"  # from OLLAMA_HOST' in out
     assert main(["config", "show", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["engine"]["default"] == "ollama"
-    assert doc["engine"]["vllm"] == {"host": "http://gpu:8000", "api_key": "********"}
+    assert doc["engine"]["vllm"] == {"host": "http://gpu:8000", "api_key": "***"}
     assert doc["_overrides"] == {"engine.ollama.host": "env OLLAMA_HOST"}
 
 

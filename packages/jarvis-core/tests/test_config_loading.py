@@ -295,7 +295,7 @@ def test_show_masks_secrets_and_marks_env_values(tmp_path):
     for text in (toml_text, json_text, repr(config)):
         assert "sk-test-secret" not in text
     assert 'host = "http://env:1"  # from OLLAMA_HOST' in toml_text
-    assert '"api_key": "********"' in json_text
+    assert '"api_key": "***"' in json_text
     assert "num_ctx = 4096" in toml_text
 
 

@@ -30,7 +30,6 @@ from jarvis_core.types import Completion, MessageLike, StreamChunk, Usage
 __all__ = ["InstrumentedEngine"]
 
 _ids = itertools.count(1)
-_SECRET_ATTRS = ("_api_key", "api_key")
 
 
 def _usage_dict(usage: Optional[Usage]) -> Optional[Dict[str, int]]:
@@ -141,15 +140,9 @@ class InstrumentedEngine(InferenceEngine):
         )
         return ids
 
-    def _redact(self, text: str) -> str:
-        redact = getattr(self.engine, "redact", None)
-        if callable(redact):  # the engine's own override point (HTTPEngine and its subclasses)
-            text = redact(text)
-        for attr in _SECRET_ATTRS:
-            secret = getattr(self.engine, attr, None)
-            if isinstance(secret, str) and len(secret) >= 4:
-                text = text.replace(secret, "***")
-        return text
+    def secret_values(self) -> Sequence[Any]:
+        """The wrapped engine's secrets (its own override point decides what they are)."""
+        return self.engine.secret_values()
 
     def _end(
         self, ids: Dict[str, Any], started: float, tally: _Tally, status: str, *,
@@ -170,7 +163,7 @@ class InstrumentedEngine(InferenceEngine):
             data["ttft_s"] = None if tally.first_chunk_at is None else tally.first_chunk_at - started
         if error is not None:
             data["error_type"] = type(error).__name__
-            data["error"] = self._redact(str(error))[:500]
+            data["error"] = self.redact(str(error))[:500]
         self.bus.publish(EventType.INFERENCE_END, **data)
 
     # -- instrumented calls -------------------------------------------------------------------------

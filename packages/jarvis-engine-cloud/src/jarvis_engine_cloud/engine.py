@@ -11,16 +11,15 @@ because OpenAI's reasoning models and Anthropic's extended thinking reject any t
 
 from __future__ import annotations
 
-import contextlib
 import threading
-from typing import Any, AsyncIterator, Dict, Iterator, List, Mapping, Optional, Sequence
+from typing import Any, AsyncIterator, Dict, List, Mapping, Optional, Sequence
 
 import httpx
 
 from jarvis_core.engine.base import InferenceEngine
 from jarvis_core.engine.limits import check_count, check_seconds
-from jarvis_core.engine.redaction import protect_logs, scrub_error
-from jarvis_core.errors import AuthenticationError, ConfigError, InvalidOptionValueError, JarvisError
+from jarvis_core.engine.redaction import protect_logs
+from jarvis_core.errors import AuthenticationError, ConfigError, InvalidOptionValueError
 from jarvis_core.types import Completion, MessageLike, StreamChunk
 from jarvis_engine_cloud.credentials import (
     KEY_VARS,
@@ -143,13 +142,9 @@ class CloudEngine(InferenceEngine):
         """Where ``model`` goes (see :mod:`jarvis_engine_cloud.routing`)."""
         return route_model(model)
 
-    @contextlib.contextmanager
-    def _scrubbed(self) -> Iterator[None]:
-        try:
-            yield
-        except JarvisError as exc:
-            scrub_error(exc, self._secrets)
-            raise
+    def secret_values(self) -> Sequence[Any]:
+        """Every provider's key: each is masked in whatever any provider's server says."""
+        return self._secrets
 
     def _prepare_call(self, model: str, options: Dict[str, Any]) -> tuple:
         options = {k: v for k, v in options.items() if v is not None}  # None means "unset"
@@ -171,7 +166,7 @@ class CloudEngine(InferenceEngine):
         **options: Any,
     ) -> Completion:
         """One request to the provider ``model`` routes to; the normalized :class:`Completion`."""
-        with self._scrubbed():
+        with self.scrubbed():
             client, route, options = self._prepare_call(model, options)
             return client.generate(
                 messages, model=route.model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options
@@ -189,7 +184,7 @@ class CloudEngine(InferenceEngine):
     ) -> AsyncIterator[StreamChunk]:
         """Stream from the provider ``model`` routes to: text and reasoning deltas, then one final chunk
         with the complete tool calls, the finish reason and the usage."""
-        with self._scrubbed():
+        with self.scrubbed():
             client, route, options = self._prepare_call(model, options)
             stream = client.stream_full(
                 messages, model=route.model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options
@@ -206,7 +201,7 @@ class CloudEngine(InferenceEngine):
 
         Names are listed so that passing one back routes to the same provider (``google/gemma-3-27b-it``).
         """
-        with self._scrubbed():
+        with self.scrubbed():
             targets = [provider] if provider else self.providers()
             if not targets:
                 names = ", ".join(v for p in PROVIDERS for v in KEY_VARS[p])

@@ -10,12 +10,9 @@ import attrs
 
 from jarvis_core.config.schema import JarvisConfig, is_secret_field
 from jarvis_core.config.validation import dotted
+from jarvis_core.engine.redaction import MASK
 
 __all__ = ["MASK", "config_to_dict", "default_config_text", "dumps_json", "dumps_toml"]
-
-#: What a secret is shown as.
-MASK = "********"
-
 
 def _mask(name: str, value: Any) -> Any:
     return MASK if value is not None and is_secret_field(name) else value

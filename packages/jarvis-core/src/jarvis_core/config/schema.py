@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 import attrs
 
 from jarvis_core.engine.limits import check_count, check_finite, check_seconds, validator
+from jarvis_core.engine.redaction import MASK
 
 __all__ = [
     "SECRET_MARKERS",
@@ -51,7 +52,7 @@ def _masked_repr(sections: Mapping[str, Any]) -> str:
             name = type(section).__name__
         else:
             items, name = dict(section), "dict"
-        shown = ", ".join(f"{k}={'***' if is_secret_field(k) and v is not None else repr(v)}" for k, v in items.items())
+        shown = ", ".join(f"{k}={MASK if is_secret_field(k) and v is not None else repr(v)}" for k, v in items.items())
         parts.append(f"{key!r}: {name}({shown})")
     return "{" + ", ".join(parts) + "}"
 

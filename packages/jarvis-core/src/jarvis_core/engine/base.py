@@ -12,9 +12,11 @@ model's family (:mod:`jarvis_core.defaults`), then from its own defaults (temper
 from __future__ import annotations
 
 import abc
-from typing import Any, AsyncIterator, ClassVar, FrozenSet, List, Mapping, Optional, Sequence, Union
+import contextlib
+from typing import Any, AsyncIterator, ClassVar, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Union
 
-from jarvis_core.errors import InvalidOptionError
+from jarvis_core.engine.redaction import scrub_error, scrub_value
+from jarvis_core.errors import InvalidOptionError, JarvisError
 from jarvis_core.types import Completion, MessageLike, StreamChunk, ToolSpec
 
 __all__ = ["InferenceEngine", "ToolLike", "SAMPLING_OPTIONS"]
@@ -112,6 +114,36 @@ class InferenceEngine(abc.ABC):
     async def aclose(self) -> None:
         """Async twin of :meth:`close`."""
         self.close()
+
+    # -- secrets ----------------------------------------------------------------------------------
+    def secret_values(self) -> Sequence[Any]:
+        """The secrets (``str`` or :class:`~jarvis_core.engine.redaction.Secret`) this engine holds. Every text
+        that leaves the engine (an error, an event, a log record) has them masked with
+        :data:`~jarvis_core.engine.redaction.MASK`. The one override point: an engine holding several keys
+        returns them all. Default: its ``_api_key`` or ``api_key`` attribute, when set."""
+        return tuple(v for v in (getattr(self, "_api_key", None), getattr(self, "api_key", None)) if v)
+
+    def redact(self, value: Any) -> Any:
+        """``value`` (text or decoded JSON) with the engine's secrets masked: servers sometimes echo the key
+        they rejected, in a status body, an error payload, a malformed line or a header."""
+        secrets = self.secret_values()
+        return scrub_value(value, secrets) if secrets else value
+
+    def scrub(self, exc: BaseException) -> BaseException:
+        """``exc`` (a jarvis error and its chain) with the engine's secrets masked, in place; returned."""
+        secrets = self.secret_values()
+        if secrets:
+            scrub_error(exc, secrets)
+        return exc
+
+    @contextlib.contextmanager
+    def scrubbed(self) -> Iterator[None]:
+        """Mask the engine's secrets in any jarvis error raised inside the block."""
+        try:
+            yield
+        except JarvisError as exc:
+            self.scrub(exc)
+            raise
 
     def check_options(self, options: Mapping[str, Any]) -> None:
         """Raise :class:`InvalidOptionError` for any option not in :attr:`allowed_options`."""

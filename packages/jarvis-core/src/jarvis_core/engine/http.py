@@ -31,7 +31,6 @@ from typing import (
     List,
     Mapping,
     Optional,
-    Sequence,
     Tuple,
     cast,
 )
@@ -41,7 +40,7 @@ import httpx
 from jarvis_core.engine.base import InferenceEngine
 from jarvis_core.engine.http_errors import classify_http_error, error_from_payload, parse_retry_after, timeout_error
 from jarvis_core.engine.limits import ReplyLimits, check_count, check_seconds
-from jarvis_core.engine.redaction import protect_logs, scrub_error, scrub_value
+from jarvis_core.engine.redaction import protect_logs
 from jarvis_core.engine.streams import DEFAULT_MAX_LINE, LineByteDecoder, SSEByteDecoder, _TextLines
 from jarvis_core.errors import (
     ConfigError,
@@ -160,7 +159,8 @@ class HTTPEngine(InferenceEngine):
     """An engine that talks HTTP to one base URL.
 
     :param host: base URL (``http://host:port``; a bare ``host:port`` is accepted). ``base_url`` is an alias.
-    :param api_key: sent by :meth:`auth_headers`; never shown in ``repr``, errors or logs.
+    :param api_key: sent by :meth:`auth_headers`; never shown in ``repr``, errors or logs (it is the default
+        :meth:`~jarvis_core.engine.base.InferenceEngine.secret_values`, masked by ``redact`` and ``scrub``).
     :param timeout: read timeout in seconds for a request (streams: between two chunks).
     :param connect_timeout: seconds to establish a connection.
     :param health_timeout: seconds for :meth:`health`.
@@ -295,33 +295,6 @@ class HTTPEngine(InferenceEngine):
         except ValueError:
             body = response.text
         raise self.classify_error(response, self.redact(body), model=model)
-
-    def secret_values(self) -> Sequence[Any]:
-        """The secrets (``str`` or :class:`~jarvis_core.engine.redaction.Secret`) masked in every text that came
-        from the server. The one override point: engines that hold several keys return them all."""
-        return (self._api_key,) if self._api_key else ()
-
-    def redact(self, value: Any) -> Any:
-        """``value`` (text or decoded JSON) with the engine's secrets masked: some servers echo the key they
-        rejected, in a status body, an error payload, a malformed line or a header."""
-        secrets = self.secret_values()
-        return scrub_value(value, secrets) if secrets else value
-
-    def scrub(self, exc: BaseException) -> BaseException:
-        """``exc`` (a jarvis error and its chain) with the engine's secrets masked, in place; returned."""
-        secrets = self.secret_values()
-        if secrets:
-            scrub_error(exc, secrets)
-        return exc
-
-    @contextlib.contextmanager
-    def scrubbed(self) -> Iterator[None]:
-        """Mask the engine's secrets in any jarvis error raised inside the block."""
-        try:
-            yield
-        except JarvisError as exc:
-            self.scrub(exc)
-            raise
 
     def classify_error(self, response: httpx.Response, body: Any, *, model: Optional[str] = None) -> EngineError:
         """The typed error for an error response; engines override to add their own cases."""

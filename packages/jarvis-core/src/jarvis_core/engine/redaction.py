@@ -2,8 +2,11 @@
 
 Servers and proxies sometimes quote the key they were sent: in an error body, in an error payload inside
 a 200 reply, in a malformed stream line, in a response header. Every text that came from a server passes
-through an engine's :meth:`~jarvis_core.engine.http.HTTPEngine.redact` before it becomes an exception
-message, an event or a log record; this module holds the pieces that do the masking.
+through an engine's :meth:`~jarvis_core.engine.base.InferenceEngine.redact` before it becomes an exception
+message, an event or a log record; the engine says which keys it holds in one place,
+:meth:`~jarvis_core.engine.base.InferenceEngine.secret_values`. This module holds the pieces that do the
+masking, and :data:`MASK`, what a secret is shown as everywhere: in server texts, in ``Secret`` reprs, in
+``jarvis config show`` and in config reprs.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ class Secret:
         return self._value
 
     def __repr__(self) -> str:
-        return "Secret('***')"
+        return f"Secret({MASK!r})"
 
     __str__ = __repr__
 
