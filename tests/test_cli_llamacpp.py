@@ -41,7 +41,7 @@ def llama_url():
     pytest.importorskip("xllamacpp", reason="the real llama.cpp server needs xllamacpp")
     pytest.importorskip("jarvis_engine_openai_compat", reason="needs the llamacpp engine plugin")
     port = _free_port()
-    cmd = [sys.executable, "-m", "jarvis_engine_openai_compat.server.embedded", "-m", str(_gguf()),
+    cmd = [sys.executable, "-m", "jarvis_engine_openai_compat.server.host", "-m", str(_gguf()),
            "--port", str(port), "-np", "2", "-c", "4096", "-t", "2", "--jinja"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}"

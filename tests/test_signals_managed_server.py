@@ -240,7 +240,7 @@ def test_a_corrupt_gguf_fails_at_once_with_the_servers_own_cause(tmp_path, conte
     pytest.importorskip("xllamacpp", reason="needs the [embedded] extra")
     from jarvis_core.errors import EngineConnectionError
     from jarvis_core.events import EventBus, EventType
-    from jarvis_engine_openai_compat.embedded import EmbeddedEngine
+    from jarvis_engine_openai_compat.engines.embedded import EmbeddedEngine
 
     bad = tmp_path / "corrupt.gguf"
     bad.write_bytes({"random": lambda: os.urandom(64 * 1024), "empty": lambda: b"",
@@ -321,7 +321,7 @@ def test_non_utf8_bytes_in_a_command_line_argument_are_replaced(tmp_path):
 def test_a_request_right_after_a_crash_waits_for_the_restarted_server():
     pytest.importorskip("xllamacpp", reason="needs the [embedded] extra")
     from jarvis_core.types import Message
-    from jarvis_engine_openai_compat.embedded import EmbeddedEngine
+    from jarvis_engine_openai_compat.engines.embedded import EmbeddedEngine
     from jarvis_engine_openai_compat.server.launch import smollm2_model_path
 
     try:

@@ -13,7 +13,7 @@ import pytest
 
 from jarvis_core.engine.factory import create_engine
 from jarvis_core.errors import ConfigError, EngineConnectionError, InvalidOptionError
-from jarvis_engine_openai_compat.embedded import EmbeddedEngine
+from jarvis_engine_openai_compat.engines.embedded import EmbeddedEngine
 from jarvis_engine_openai_compat.server.launch import smollm2_model_path
 
 CHAT = [{"role": "system", "content": "You are a helpful assistant."},

@@ -25,7 +25,7 @@ from jarvis_engine_openai_compat.server.launch import (
 def test_command_uses_llama_server_flags():
     spec = ServerSpec("/m.gguf", slots=3, ctx_per_slot=1024, threads=4, alias="tiny", extra_args=["--seed", "1"])
     argv = spec.command(5555)
-    assert argv[:3] == [sys.executable, "-m", "jarvis_engine_openai_compat.server.embedded"]
+    assert argv[:3] == [sys.executable, "-m", "jarvis_engine_openai_compat.server.host"]
     flags = argv[3:]
     pairs = dict(itertools.pairwise(flags))
     assert pairs["-m"] == "/m.gguf" and pairs["--host"] == "127.0.0.1" and pairs["--port"] == "5555"
@@ -108,7 +108,7 @@ def test_missing_files_are_config_errors(tmp_path, model_file):
 
 
 def _embedded(*args: str, prelude: str = "") -> subprocess.CompletedProcess:
-    code = f"{prelude}import sys; from jarvis_engine_openai_compat.server.embedded import main; sys.exit(main(sys.argv[1:]))"
+    code = f"{prelude}import sys; from jarvis_engine_openai_compat.server.host import main; sys.exit(main(sys.argv[1:]))"
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60)
 
 

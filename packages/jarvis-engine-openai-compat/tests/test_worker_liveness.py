@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from jarvis_engine_openai_compat.worker.liveness import CpuHistory, ProcessCpuReader, judge_stall
+from jarvis_engine_openai_compat.server.liveness import CpuHistory, ProcessCpuReader, judge_stall
 
 
 def history(samples, horizon=10.0):

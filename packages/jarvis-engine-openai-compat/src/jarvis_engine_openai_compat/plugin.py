@@ -10,19 +10,19 @@ _PKG = "jarvis_engine_openai_compat"
 
 @hookimpl
 def jarvis_register_engines(register):
-    register("vllm", f"{_PKG}.engines:VLLMEngine", description="vLLM OpenAI-compatible server (default :8000)")
-    register("sglang", f"{_PKG}.engines:SGLangEngine", description="SGLang OpenAI-compatible server (default :30000)")
-    register("llamacpp", f"{_PKG}.engines:LlamaCppEngine", description="llama.cpp llama-server (default :8080)")
-    register("lmstudio", f"{_PKG}.engines:LMStudioEngine", description="LM Studio local server (default :1234)")
+    register("vllm", f"{_PKG}.engines.vllm:VLLMEngine", description="vLLM OpenAI-compatible server (default :8000)")
+    register("sglang", f"{_PKG}.engines.sglang:SGLangEngine", description="SGLang OpenAI-compatible server (default :30000)")
+    register("llamacpp", f"{_PKG}.engines.llamacpp:LlamaCppEngine", description="llama.cpp llama-server (default :8080)")
+    register("lmstudio", f"{_PKG}.engines.lmstudio:LMStudioEngine", description="LM Studio local server (default :1234)")
     register(
         "openai-compat",
-        f"{_PKG}.engines:OpenAICompatEngine",
+        f"{_PKG}.engines.base:OpenAICompatEngine",
         description="any OpenAI-compatible server (explicit base_url, optional api_key)",
         discoverable=False,
     )
     register(
         "embedded",
-        f"{_PKG}.embedded:EmbeddedEngine",
+        f"{_PKG}.engines.embedded:EmbeddedEngine",
         description="a llama.cpp server managed by jarvis (SmolLM2-135M by default; needs the [embedded] extra)",
         discoverable=False,
     )

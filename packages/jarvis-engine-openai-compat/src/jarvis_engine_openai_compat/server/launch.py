@@ -2,7 +2,7 @@
 
 :class:`ServerSpec` describes the server (model, slots, context per slot, threads) and renders it as
 ``llama-server`` flags; without a ``binary_path`` the same flags go to ``python -m
-jarvis_engine_openai_compat.server.embedded``, which hosts llama.cpp's own server through xllamacpp.
+jarvis_engine_openai_compat.server.host``, which hosts llama.cpp's own server through xllamacpp.
 :class:`ServerProcess` runs it in its own process group, always drains its merged output into a bounded
 ring buffer (a full pipe would freeze the server), waits for ``/health`` and stops it with SIGTERM, then
 SIGKILL.
@@ -38,7 +38,7 @@ __all__ = [
     "smollm2_model_path",
 ]
 
-EMBEDDED_MODULE = "jarvis_engine_openai_compat.server.embedded"
+HOST_MODULE = "jarvis_engine_openai_compat.server.host"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
@@ -96,7 +96,7 @@ class ServerSpec:
         if self.binary_path:
             argv = [str(self.binary_path)]
         else:
-            argv = [sys.executable, "-m", EMBEDDED_MODULE]
+            argv = [sys.executable, "-m", HOST_MODULE]
         argv += [
             "-m", self.model_path,
             "--host", self.host,
@@ -221,7 +221,7 @@ class ServerProcess:
         self.port = spec.port or free_port(spec.host if spec.host not in ("0.0.0.0", "::") else "127.0.0.1")
         env = dict(os.environ if self._env is None else self._env)
         env.setdefault("PYTHONUNBUFFERED", "1")
-        env["JARVIS_SERVER_PARENT_PID"] = str(os.getpid())  # the embedded server exits if we die
+        env["JARVIS_SERVER_PARENT_PID"] = str(os.getpid())  # the xllamacpp host exits if we die
         self._proc = subprocess.Popen(
             spec.command(self.port),
             stdin=subprocess.DEVNULL,

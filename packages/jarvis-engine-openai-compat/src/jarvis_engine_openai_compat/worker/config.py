@@ -15,6 +15,7 @@ import attrs
 from jarvis_core.errors import ConfigError
 from jarvis_core.types import as_tuple
 
+from ..engines.base import TOOL_MODES
 from .loop_detector import LoopDetectorConfig
 
 __all__ = ["RestartPolicy", "TimeoutProfile", "ToolLimits", "WorkerConfig"]
@@ -100,9 +101,6 @@ class ToolLimits:
     max_calls_per_turn: int = attrs.field(default=4, validator=_number(1, integer=True))
 
 
-_TOOL_MODES = ("auto", "native", "json_schema")
-
-
 @attrs.frozen
 class WorkerConfig:
     """Everything a worker needs, fixed for its lifetime.
@@ -143,8 +141,8 @@ class WorkerConfig:
 
     @tool_mode.validator
     def _check_mode(self, _attr: attrs.Attribute, value: str) -> None:
-        if value not in _TOOL_MODES:
-            raise ConfigError(f"worker tool_mode must be one of {', '.join(_TOOL_MODES)}, got {value!r}", key="tool_mode")
+        if value not in TOOL_MODES:
+            raise ConfigError(f"worker tool_mode must be one of {', '.join(TOOL_MODES)}, got {value!r}", key="tool_mode")
 
     @property
     def model_alias(self) -> str:

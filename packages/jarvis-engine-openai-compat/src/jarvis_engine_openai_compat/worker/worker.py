@@ -32,6 +32,7 @@ from jarvis_core.events import EventBus, EventType, default_bus
 from jarvis_core.types import MessageLike, ToolSpec
 
 from ..server.launch import MissingModelError, ServerProcess
+from ..server.supervisor import Supervisor
 from .config import WorkerConfig
 from .prompts import resolve_timezone
 from .record import RequestRecord
@@ -46,7 +47,6 @@ from .state import (
     WorkerState,
     WorkerStatus,
 )
-from .supervisor import Supervisor
 from .tools import ToolRunner
 
 __all__ = ["LlamaCppWorker"]

@@ -3,10 +3,10 @@
 :class:`OpenAICompatEngine` turns a request into a wire payload (backend defaults filled through
 :class:`jarvis_core.defaults.ModelAdapter`, options allow-listed and renamed for the server), sends it on
 the engine's pooled client and decodes the reply with :mod:`jarvis_core.engine.openai_wire`. Subclasses
-(:mod:`.engines`) only set class attributes: default host, health path, allowed options, renames.
+(the sibling modules of this package) only set class attributes: default host, health path, allowed options, renames.
 
 Tools go out in OpenAI's format, or, in ``json_schema`` tool mode, as a constrained response
-(:mod:`.tool_modes`). When the server answers a request with tools by saying it does not support them
+(:mod:`jarvis_core.tools.json_mode`). When the server answers a request with tools by saying it does not support them
 (vLLM started without ``--enable-auto-tool-choice``), the request is repeated without tools, with a
 warning and a ``TOOLS_DROPPED`` event; no other 400 is ever retried.
 """
@@ -42,9 +42,14 @@ from jarvis_core.events import EventType
 from jarvis_core.plugins.registry import get_registry
 from jarvis_core.tools import json_mode
 from jarvis_core.types import Completion, MessageLike, StreamChunk
-from jarvis_engine_openai_compat.tool_modes import TOOL_MODES
 
-__all__ = ["COMMON_OPTIONS", "LOCAL_SAMPLING", "OpenAICompatEngine"]
+__all__ = ["COMMON_OPTIONS", "LOCAL_OPTIONS", "LOCAL_SAMPLING", "TOOL_MODES", "OpenAICompatEngine"]
+
+#: The ``tool_mode`` values: ``native`` sends OpenAI ``tools``; ``json_schema`` sends the tools as a
+#: JSON-schema constrained response instead, for models whose chat template knows no tools (the one
+#: implementation is :mod:`jarvis_core.tools.json_mode`); ``auto`` lets the engine decide (llama.cpp asks
+#: the server's ``/props``; elsewhere it means ``native``).
+TOOL_MODES = ("auto", "native", "json_schema")
 
 #: Options every OpenAI-compatible server takes (OpenAI's own request fields), plus ``tool_mode`` (ours).
 COMMON_OPTIONS: FrozenSet[str] = frozenset({
@@ -53,6 +58,9 @@ COMMON_OPTIONS: FrozenSet[str] = frozenset({
 })
 #: Sampling knobs local servers add to OpenAI's set (vLLM, SGLang, llama.cpp; LM Studio lacks min_p).
 LOCAL_SAMPLING: FrozenSet[str] = frozenset({"top_k", "min_p", "repeat_penalty"})
+#: What vLLM, SGLang and llama.cpp take: the common options, the local samplers and per-request template
+#: switches (``chat_template_kwargs``, e.g. Qwen3's ``enable_thinking``).
+LOCAL_OPTIONS: FrozenSet[str] = COMMON_OPTIONS | LOCAL_SAMPLING | {"chat_template_kwargs"}
 
 # Words servers use to say "no tools here" beyond the core's list (llama.cpp without --jinja, SGLang).
 _EXTRA_TOOLS_WORDS = ("requires --jinja", "tools param requires", "tool_call_parser", "tool call parser")
@@ -81,7 +89,7 @@ class OpenAICompatEngine(HTTPEngine):
 
     :param host: base URL; a trailing ``/v1`` is accepted. ``<KEY>_HOST`` overrides it through the config.
     :param api_key: sent as a bearer token; never shown in errors, logs, events or ``repr``.
-    :param tool_mode: ``native``, ``json_schema`` or ``auto`` (see :mod:`.tool_modes`).
+    :param tool_mode: ``native``, ``json_schema`` or ``auto`` (see :data:`TOOL_MODES`).
     :param model_defaults: the user's ``[model_defaults]`` rules (config), passed to the defaults resolver.
     :param bus: event bus for ``TOOLS_DROPPED`` (default: the process-wide bus).
     """

