@@ -19,6 +19,7 @@ from jarvis_core.stores import (
     whole_groups,
 )
 from jarvis_core.stores.sqlite import MIGRATIONS
+from jarvis_core.testing import store_conformance
 from jarvis_core.types import Message, Role, ToolCall
 
 
@@ -36,6 +37,10 @@ def call(cid: str, name: str = "calculator") -> ToolCall:
 def test_the_sqlite_stores_satisfy_the_protocols(store):
     assert isinstance(store.sessions, SessionStore) and isinstance(store.state, StateStore)
     assert store.path.exists() and store.schema_version() == SCHEMA_VERSION
+
+
+def test_the_sqlite_stores_pass_the_store_conformance_checks(store):
+    store_conformance(store.sessions, store.state)
 
 
 def test_messages_come_back_equal_in_insertion_order(store, tmp_path):

@@ -28,8 +28,9 @@ def serve() -> Iterator[Callable[..., BackgroundServer]]:
 
 @pytest.fixture
 def managed(tmp_path):
-    """``managed(engine) -> (server, service)``: a real server with managed agents over ``engine``, its store in
-    ``tmp_path``, the registry holding the test agents and tools (restored afterwards)."""
+    """``managed(engine, db=None) -> (server, service)``: a real server with managed agents over ``engine``, its
+    store in ``tmp_path`` (a new file each call, or the file ``db``: a restarted server on the same database),
+    the registry holding the test agents and tools (restored afterwards)."""
     import importlib.util
     import pathlib
 
@@ -48,8 +49,9 @@ def managed(tmp_path):
     reset_registry(registry)
     made: List[Any] = []
 
-    def factory(engine: Any, *, model: str = "fake-model", **kwargs: Any) -> Any:
-        service = ManagedAgents(Store.open(tmp_path / f"agents-{len(made)}.db"), engine, model=model, registry=registry)
+    def factory(engine: Any, *, model: str = "fake-model", db: Any = None, **kwargs: Any) -> Any:
+        path = db if db is not None else tmp_path / f"agents-{len(made)}.db"
+        service = ManagedAgents(Store.open(path), engine, model=model, registry=registry)
         server = BackgroundServer(create_app(engine, engine_key="fake", model=model, managed=service, **kwargs)).start()
         made.append((server, service))
         return server, service

@@ -1,5 +1,6 @@
 """Shared pieces of the managed-agents tests: an in-process plugin registering real agents (the core's
-``ToolUsingAgent`` and ``BaseAgent``) and small real tools, and an SSE reader."""
+``ToolUsingAgent`` and ``BaseAgent``, and jarvis-agents' ``operative`` and ``monitor_operative`` by their
+import paths, loaded only when a test uses them) and small real tools, and an SSE reader."""
 
 from __future__ import annotations
 
@@ -61,11 +62,27 @@ class TestAgentsPlugin:
     def jarvis_register_agents(self, register: Any) -> None:
         register("tool-user", ToolUsingAgent, description="the core tool loop")
         register("plain", BaseAgent, description="one model call")
+        register("operative", "jarvis_agents.agents.operative:OperativeAgent", description="remembers per operator")
+        register("monitor_operative", "jarvis_agents.agents.monitor:MonitorOperativeAgent",
+                 description="an operative with strategy axes")
 
     @hookimpl
     def jarvis_register_tools(self, register: Any) -> None:
         for tool in (Add, Sleepy, InlineSleepy, Danger):
             register(tool.spec.name, tool)
+
+
+def wait_run(server: Any, agent_id: str, run_id: str, timeout: float = 30.0) -> Any:
+    """The run once it is no longer ``running`` (polled through the API; fails after ``timeout`` seconds)."""
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while True:
+        run = httpx.get(f"{server.url}/v1/managed-agents/{agent_id}/runs/{run_id}").json()
+        if run["status"] != "running":
+            return run
+        assert time.monotonic() < deadline, run
+        time.sleep(0.05)
 
 
 def sse_events(lines: Iterable[str]) -> List[Tuple[str, Any]]:

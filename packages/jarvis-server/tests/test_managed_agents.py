@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 import httpx
 import pytest
@@ -31,16 +30,6 @@ def messages(server, agent_id, after=0):
     r = httpx.get(f"{server.url}{A}/{agent_id}/messages", params={"after": after})
     assert r.status_code == 200, r.text
     return r.json()["messages"]
-
-
-def wait_run(server, agent_id, run_id, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        run = httpx.get(f"{server.url}{A}/{agent_id}/runs/{run_id}").json()
-        if run["status"] != "running":
-            return run
-        assert time.monotonic() < deadline, run
-        time.sleep(0.05)
 
 
 def test_streamed_message_sse_sequence_then_history(managed):
@@ -84,13 +73,13 @@ def test_queued_message_is_delivered_by_the_next_run_and_a_failed_run_loses_noth
 
     first = httpx.post(f"{server.url}{A}/{agent['id']}/run")
     assert first.status_code == 202
-    failed = wait_run(server, agent["id"], first.json()["run_id"])
+    failed = managed.kit.wait_run(server, agent["id"], first.json()["run_id"])
     assert failed["status"] == "failed" and "upstream 500" in failed["error"]
     assert [(m["role"], m["status"]) for m in messages(server, agent["id"])] == [("user", "pending")]
 
     second = httpx.post(f"{server.url}{A}/{agent['id']}/run")
     assert second.status_code == 202 and second.json()["messages"] == 1
-    ok = wait_run(server, agent["id"], second.json()["run_id"])
+    ok = managed.kit.wait_run(server, agent["id"], second.json()["run_id"])
     assert ok["status"] == "succeeded" and ok["stop_reason"] == "final"
     stored = messages(server, agent["id"])
     assert [(m["role"], m["status"], m["content"]) for m in stored] == [
@@ -123,7 +112,7 @@ async def test_two_simultaneous_runs_one_202_one_409(managed):
     conflict = next(a for a in answers if a.status_code == 409).json()["error"]
     assert conflict["code"] == "agent_running"
     run_id = next(a for a in answers if a.status_code == 202).json()["run_id"]
-    assert wait_run(server, agent["id"], run_id)["status"] == "succeeded"
+    assert managed.kit.wait_run(server, agent["id"], run_id)["status"] == "succeeded"
 
 
 def test_disconnect_mid_stream_keeps_the_partial_answer_and_cancels_the_run(managed):
@@ -135,7 +124,7 @@ def test_disconnect_mid_stream_keeps_the_partial_answer_and_cancels_the_run(mana
         for line in r.iter_lines():
             if line.startswith("event: tool_calls"):
                 break  # the client goes away while the tool runs
-    run = wait_run(server, agent["id"], run_id)
+    run = managed.kit.wait_run(server, agent["id"], run_id)
     assert run["status"] == "cancelled"
     stored = messages(server, agent["id"])
     assistant = [m for m in stored if m["role"] == "assistant"]
@@ -273,10 +262,10 @@ def test_a_run_during_a_stream_leaves_the_streamed_message_to_its_stream(managed
         assert httpx.post(url + "/messages", json={"content": "queued", "stream": False}).status_code == 202
         run = httpx.post(url + "/run")
         assert run.status_code == 202 and run.json()["messages"] == 1
-        assert wait_run(server, agent["id"], run.json()["run_id"])["status"] == "succeeded"
+        assert managed.kit.wait_run(server, agent["id"], run.json()["run_id"])["status"] == "succeeded"
         rest = list(lines)
     assert rest[-2] == "data: [DONE]"
-    assert wait_run(server, agent["id"], stream_run)["status"] == "succeeded"
+    assert managed.kit.wait_run(server, agent["id"], stream_run)["status"] == "succeeded"
     stored = messages(server, agent["id"])
     users = {m["content"]: m for m in stored if m["role"] == "user"}
     answers = {m["run_id"]: m["content"] for m in stored if m["role"] == "assistant"}
@@ -302,7 +291,7 @@ def test_a_stream_during_a_run_answers_only_its_own_message(managed):
         streamed = "".join(data["choices"][0]["delta"].get("content") or "" for name, data in sse_events(managed, r)
                            if name == "message" and data != "[DONE]")
     assert streamed == "re: meanwhile"
-    assert wait_run(server, agent["id"], run.json()["run_id"])["status"] == "succeeded"
+    assert managed.kit.wait_run(server, agent["id"], run.json()["run_id"])["status"] == "succeeded"
     answers = sorted(m["content"] for m in messages(server, agent["id"]) if m["role"] == "assistant")
     assert answers == ["re: meanwhile", "rested"]
 
@@ -327,7 +316,7 @@ def test_an_unexpected_error_is_withheld_from_the_run_the_stream_and_the_log(man
     else:
         httpx.post(url + "/messages", json={"content": "hi", "stream": False})
         run_id = httpx.post(url + "/run").json()["run_id"]
-    run = wait_run(server, agent["id"], run_id)
+    run = managed.kit.wait_run(server, agent["id"], run_id)
     assert run["status"] == "failed"
     assert KEY not in run["error"] and "RuntimeError" in run["error"], run["error"]
     records = [r for r in caplog.records if r.name == "jarvis_server"]
@@ -343,5 +332,5 @@ def test_a_typed_error_keeps_its_message_on_the_run(managed):
     agent = create(server, "plain")
     url = f"{server.url}{A}/{agent['id']}"
     httpx.post(url + "/messages", json={"content": "hi", "stream": False})
-    run = wait_run(server, agent["id"], httpx.post(url + "/run").json()["run_id"])
+    run = managed.kit.wait_run(server, agent["id"], httpx.post(url + "/run").json()["run_id"])
     assert run["error"] == "RateLimitError: slow down, please"

@@ -8,7 +8,8 @@ import sqlite3
 
 import pytest
 
-from jarvis_core.errors import ConfigError
+from jarvis_core.stores import StoreError
+from jarvis_server.managed.memory import ServerStateStore
 from jarvis_server.managed.store import MIGRATIONS, SCHEMA_VERSION, Store
 
 
@@ -32,7 +33,7 @@ def test_a_newer_file_is_refused(tmp_path):
     path = tmp_path / "future.db"
     with sqlite3.connect(path) as conn:
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
-    with pytest.raises(ConfigError, match="newer than this jarvis-server"):
+    with pytest.raises(StoreError, match="newer than this jarvis-server"):
         Store.open(path)
 
 
@@ -66,10 +67,12 @@ def test_messages_are_ordered_by_insertion_and_failed_runs_deliver_nothing(store
 
 def test_state_round_trip(store):
     agent = store.run_sync(store.create_agent, "a", "plain", {})
-    assert store.run_sync(store.get_state, agent["id"], "notes") is None
-    store.run_sync(store.set_state, agent["id"], "notes", {"seen": [1, 2]})
-    store.run_sync(store.set_state, agent["id"], "notes", {"seen": [1, 2, 3]})
-    assert store.run_sync(store.get_state, agent["id"], "notes") == {"seen": [1, 2, 3]}
+    state = ServerStateStore(store)
+    key = f"operator:{agent['id']}:notes"
+    assert state.get(key) is None
+    state.put(key, {"seen": [1, 2]})
+    state.put(key, {"seen": [1, 2, 3]})
+    assert state.get(key) == {"seen": [1, 2, 3]}
 
 
 def test_a_streams_own_message_is_not_pending_for_a_run_until_its_stream_fails(store):
@@ -106,6 +109,7 @@ def _version_1_file_with_data(path):
         INSERT INTO messages (id, agent_id, role, content, status, run_id, created_at)
             VALUES ('msg_a', 'agent_old', 'assistant', 'an old answer', 'complete', 'run_old', 3.0);
         INSERT INTO state VALUES ('agent_old', 'notes', '[1, 2]', 3.0);
+        INSERT INTO state VALUES ('agent_old', 'later', '"x"', 4.0);
     """)
     conn.close()
 
@@ -115,7 +119,9 @@ def _assert_old_data_kept(store):
     rows = store.run_sync(store.messages, "agent_old")
     assert [(m["id"], m["content"]) for m in rows] == [("msg_q", "what; is this?"), ("msg_a", "an old answer")]
     assert store.run_sync(store.get_run, "agent_old", "run_old")["status"] == "succeeded"
-    assert store.run_sync(store.get_state, "agent_old", "notes") == [1, 2]
+    # State rows keep the order they were first stored in (not the key's), across migration 2.
+    assert ServerStateStore(store).items("operator:agent_old:") == [("operator:agent_old:notes", [1, 2]),
+                                                                   ("operator:agent_old:later", "x")]
 
 
 # A later schema version: a new column filled from the old rows, a table, a trigger whose body holds ';'.
@@ -146,7 +152,7 @@ def test_a_version_1_file_holding_data_is_upgraded_in_order_and_keeps_it(tmp_pat
     with sqlite3.connect(path) as conn:  # the trigger whose body holds ';' was created whole
         assert conn.execute("SELECT * FROM audit").fetchall() == [("agent_old", "renamed; from old")]
     # The current code alone finds the file newer than it understands, and refuses it.
-    with pytest.raises(ConfigError, match="newer than this jarvis-server"):
+    with pytest.raises(StoreError, match="newer than this jarvis-server"):
         Store.open(path)
 
 
@@ -191,7 +197,7 @@ def test_a_failing_migration_leaves_the_file_at_its_version_with_its_data(tmp_pa
     _version_1_file_with_data(path)
     broken = "ALTER TABLE agents ADD COLUMN flag INTEGER; INSERT INTO no_such_table VALUES (1)"
     failed = rf"schema version {SCHEMA_VERSION + 1} failed.*unchanged at version {SCHEMA_VERSION}"
-    with pytest.raises(ConfigError, match=failed):
+    with pytest.raises(StoreError, match=failed):
         Store.open(path, migrations=(*MIGRATIONS, broken))
     assert _version(path) == SCHEMA_VERSION  # the real migrations ran; the broken one left no trace
     with sqlite3.connect(path) as conn:

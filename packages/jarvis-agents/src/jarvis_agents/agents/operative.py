@@ -70,6 +70,7 @@ class OperativeAgent(OrchestratorAgent):
     """
 
     agent_id = "operative"
+    accepts_stores = True  # a host with its own database (the server) passes operator_id, sessions and state
     default_temperature = 0.3
     default_max_turns = 20
     default_system_prompt = ("You are an operative agent. You are run again and again for the same operator, and you "

@@ -52,6 +52,12 @@ class BaseAgent:
     agent_id: ClassVar[str] = ""
     #: Whether the agent can use tools (an agent that cannot refuses ``tools=``).
     accepts_tools: ClassVar[bool] = False
+    #: Whether the agent keeps memory between runs in stores it is given: its constructor takes
+    #: ``operator_id=`` (whose memory, 1-64 letters, digits, ``_ . -``), ``sessions=`` (a
+    #: :class:`~jarvis_core.stores.SessionStore`) and ``state=`` (a :class:`~jarvis_core.stores.StateStore`),
+    #: and it appends each run to its session. A host with a database of its own (the server) passes its
+    #: stores to such an agent, found by this attribute, without importing the agent's plugin.
+    accepts_stores: ClassVar[bool] = False
     default_temperature: ClassVar[Optional[float]] = None
     default_max_tokens: ClassVar[Optional[int]] = None
     default_max_turns: ClassVar[Optional[int]] = None

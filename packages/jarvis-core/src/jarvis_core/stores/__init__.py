@@ -3,6 +3,7 @@
 - :class:`SessionStore` and :class:`StateStore` (:mod:`.protocols`): what an agent needs from a store.
 - :class:`SQLiteStore` (:mod:`.sqlite`): both, in one SQLite file (stdlib ``sqlite3``).
 - :func:`whole_groups` (:mod:`.history`): cut a loaded conversation so that no tool-call group is split.
+- :mod:`.codec`: the one encoding of messages and state values (exact round trip), for any store.
 - :class:`StoreError`: every failure of a store (a corrupted, read-only or newer file, a failed write).
 
 Names load on first use, so importing this package is cheap::

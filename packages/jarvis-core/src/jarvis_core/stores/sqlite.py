@@ -16,7 +16,6 @@ in one file (standard library ``sqlite3`` only).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sqlite3
 import threading
@@ -24,8 +23,9 @@ import time
 from pathlib import Path
 from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
 
+from jarvis_core.stores.codec import decode_message, decode_value, encode_message, encode_value
 from jarvis_core.stores.errors import StoreError
-from jarvis_core.types import Message, from_json, to_json
+from jarvis_core.types import Message
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SQLiteSessionStore", "SQLiteStateStore", "SQLiteStore"]
 
@@ -188,10 +188,8 @@ class SQLiteSessionStore:
         rows = []
         now = time.time()
         for msg in messages:
-            if not isinstance(msg, Message):
-                raise StoreError(f"append: expected Message objects, got {type(msg).__name__}",
-                                 path=str(self.store.path), operation="append")
-            rows.append((session_id, msg.role.value, to_json(msg), now))
+            rows.append((session_id, msg.role.value if isinstance(msg, Message) else "",
+                         encode_message(msg, path=str(self.store.path)), now))
         if not rows:
             return
         with self.store.transaction("append") as conn:
@@ -206,19 +204,12 @@ class SQLiteSessionStore:
         rows = self.store.read(
             "tail", "SELECT message_json FROM (SELECT seq, message_json FROM session_messages WHERE session_id = ? "
             "ORDER BY seq DESC LIMIT ?) ORDER BY seq", (session_id, int(limit)))
-        return [self._decode(text) for (text,) in rows]
+        return [decode_message(text, path=str(self.store.path)) for (text,) in rows]
 
     def count(self, session_id: str) -> int:
         """How many messages the session holds."""
         rows = self.store.read("count", "SELECT COUNT(*) FROM session_messages WHERE session_id = ?", (session_id,))
         return int(rows[0][0])
-
-    def _decode(self, text: str) -> Message:
-        try:
-            return from_json(Message, text)
-        except Exception as exc:  # cattrs raises its own exception groups for malformed rows
-            raise StoreError(f"a stored message in {self.store.path} is unreadable ({type(exc).__name__}); the "
-                             "file was changed outside jarvis", path=str(self.store.path), operation="tail") from exc
 
 
 class SQLiteStateStore:
@@ -231,12 +222,12 @@ class SQLiteStateStore:
         """The value stored under exactly ``key``, or ``default``."""
         _check_key(self.store, key, "get")
         rows = self.store.read("get", "SELECT value_json FROM state WHERE key = ?", (key,))
-        return self._decode(key, rows[0][0]) if rows else default
+        return decode_value(key, rows[0][0], path=str(self.store.path)) if rows else default
 
     def put(self, key: str, value: Any) -> None:
         """Store ``value`` (JSON that comes back equal) under ``key``."""
         _check_key(self.store, key, "put")
-        text = self._encode(key, value)
+        text = encode_value(key, value, path=str(self.store.path))
         with self.store.transaction("put") as conn:
             conn.execute("INSERT INTO state(key, value_json, updated_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE "
                          "SET value_json = excluded.value_json, updated_at = excluded.updated_at",
@@ -258,22 +249,4 @@ class SQLiteStateStore:
             sql = f"SELECT * FROM ({sql} ORDER BY id DESC LIMIT ?)"
             params.append(int(limit))
         rows = self.store.read("items", f"{sql} ORDER BY id", params)
-        return [(key, self._decode(key, text)) for _id, key, text in rows]
-
-    def _encode(self, key: str, value: Any) -> str:
-        try:
-            text = json.dumps(value, ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise StoreError(f"put {key!r}: the value is not JSON ({exc})", path=str(self.store.path),
-                             operation="put") from None
-        if json.loads(text) != value:
-            raise StoreError(f"put {key!r}: the value would not come back equal from JSON (tuples become lists, "
-                             "dict keys become strings); convert it first", path=str(self.store.path), operation="put")
-        return text
-
-    def _decode(self, key: str, text: str) -> Any:
-        try:
-            return json.loads(text)
-        except ValueError as exc:
-            raise StoreError(f"the value of {key!r} in {self.store.path} is not JSON; the file was changed outside "
-                             "jarvis", path=str(self.store.path), operation="get") from exc
+        return [(key, decode_value(key, text, path=str(self.store.path))) for _id, key, text in rows]

@@ -14,6 +14,8 @@ imports pytest at import time, except :mod:`jarvis_core.testing.pytest_plugin` (
 - :class:`EngineConformance`: the checks every engine plugin runs against its own engine; the scenario
   constants (:data:`PROMPT`, :data:`TOOL_PROMPT`, :data:`WEATHER_TOOL`, :data:`SECRET`) and
   :class:`LiveServer` for pointing it at a real server.
+- :func:`store_conformance`: the checks every :class:`~jarvis_core.stores.SessionStore` /
+  :class:`~jarvis_core.stores.StateStore` implementation passes (the core's SQLite store and a server's).
 
 See ``docs/testing-plugins.md`` for a worked example.
 """
@@ -52,6 +54,7 @@ _LAZY = {
     "WEATHER_TOOL": "jarvis_core.testing.conformance",
     "source_plugin": "jarvis_core.testing.source_checkout",
     "source_registry": "jarvis_core.testing.source_checkout",
+    "store_conformance": "jarvis_core.testing.store_conformance",
 }
 
 __all__ = [
@@ -82,6 +85,7 @@ __all__ = [
     "source_plugin",
     "source_registry",
     "split_raw_sse",
+    "store_conformance",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
@@ -105,6 +109,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from jarvis_core.testing.recording_bus import RecordingBus
     from jarvis_core.testing.replay import UNMATCHED_STATUS, Exchange, RecordedRequest, ReplayServer, body_matches
     from jarvis_core.testing.source_checkout import source_plugin, source_registry
+    from jarvis_core.testing.store_conformance import store_conformance
     from jarvis_core.testing.transcripts import (
         exchange_from_transcript,
         exchanges_from_transcripts,

@@ -13,10 +13,17 @@ anything else        the agent's own options (``temperature``, ``max_tokens``, `
 The agent type and the config are checked when written (``POST``/``PATCH``) by building the agent from the
 registry exactly as a run will: an unknown type or tool, or an option the agent or engine rejects, is a 400
 naming it. The stored agent type is the one that runs, streamed or not.
+
+An agent class that keeps memory between runs (``accepts_stores``, the core's contract: ``operative``,
+``monitor_operative``) is given the server's own database as its stores (:mod:`.memory`) with its managed-agent
+id as operator id, so its session and state live in ``agents.db``; it loads its history itself, so a run gives
+it no context of earlier messages. ``operator_id``, ``sessions``, ``state`` and ``db`` are then the server's
+to set, and a config naming them is a 400.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import pathlib
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Set
@@ -24,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Set
 import anyio.to_thread
 
 from jarvis_core.types import AgentContext, Message
+from jarvis_server.managed.memory import ServerSessionStore, ServerStateStore
 from jarvis_server.managed.runner import RunTask, off_the_loop, run_error
 from jarvis_server.managed.store import Store
 from jarvis_server.openai_errors import RequestError
@@ -37,6 +45,10 @@ __all__ = ["ManagedAgents", "open_service"]
 
 #: Config keys the service reads itself (everything else goes to the agent's constructor).
 OWN_KEYS = ("tools", "approved_tools", "model")
+#: Options the server sets itself for an agent that keeps memory in the server's database.
+STORE_KEYS = ("operator_id", "sessions", "state", "db")
+#: The operator id an agent is built with when its config is checked before it has an id of its own.
+UNSAVED_ID = "unsaved-agent"
 
 
 def _str_list(config: Mapping[str, Any], key: str) -> List[str]:
@@ -92,8 +104,18 @@ class ManagedAgents:
         self.store.close()
 
     # -- building agents ------------------------------------------------------------------------------
-    def build_agent(self, agent_type: str, config: Mapping[str, Any]) -> Any:
-        """The agent ``agent_type`` configured by ``config`` (blocking: call it in a worker thread)."""
+    def keeps_memory(self, agent_type: str) -> bool:
+        """Whether agents of ``agent_type`` keep memory in stores they are given (the class's
+        ``accepts_stores``); the registry's errors for an unknown or broken type propagate."""
+        from jarvis_core.plugins.registry import get_registry
+
+        registry = self.registry if self.registry is not None else get_registry()
+        return bool(getattr(registry.get("agent", agent_type).load(), "accepts_stores", False))
+
+    def build_agent(self, agent_type: str, config: Mapping[str, Any], *, agent_id: Optional[str] = None,
+                    run_id: Optional[str] = None) -> Any:
+        """The agent ``agent_type`` configured by ``config`` (blocking: call it in a worker thread). An agent
+        that keeps memory gets the server's stores, ``agent_id`` as its operator id and appends as ``run_id``."""
         from jarvis_core.agents.factory import create_agent
         from jarvis_core.tools.factory import create_tool
 
@@ -113,6 +135,14 @@ class ManagedAgents:
         options = {k: v for k, v in config.items() if k not in OWN_KEYS}
         if tools:
             options["tools"] = tools
+        if self.keeps_memory(agent_type):
+            taken = [k for k in STORE_KEYS if k in options]
+            if taken:
+                raise RequestError(f"config.{taken[0]} is set by the server: a {agent_type} agent keeps its memory "
+                                   "in the server's database, under its own managed-agent id",
+                                   param=f"config.{taken[0]}")
+            options.update(operator_id=agent_id or UNSAVED_ID, sessions=ServerSessionStore(self.store, run_id=run_id),
+                           state=ServerStateStore(self.store))
         return create_agent(agent_type, self.engine, model=model, config=self.config, registry=self.registry,
                             approver=_approver(set(approved)), **options)
 
@@ -142,14 +172,16 @@ class ManagedAgents:
         """Build the stored agent and start its run. If building fails the run is recorded as failed."""
         config = json.loads(row["config_json"])
         try:
-            agent = await anyio.to_thread.run_sync(self.build_agent, row["agent_type"], config)
+            agent = await anyio.to_thread.run_sync(
+                functools.partial(self.build_agent, row["agent_type"], config, agent_id=row["id"], run_id=run_id))
         except Exception as exc:  # re-raised below: the route's error response logs it
             await self.store.call(self.store.finish_run, run_id, row["id"], status="failed", answer=None,
                                   tool_calls=None, delivered=(), stop_reason=None,
                                   error=run_error(exc, f"building the agent of run {run_id}", logged=True),
                                   usage=None, release=release)
             raise
-        context = await self._context(row["id"], before)
+        # An agent keeping its own session loads its history itself; the listing would repeat it.
+        context = AgentContext() if getattr(agent, "accepts_stores", False) else await self._context(row["id"], before)
         run = RunTask(self.store, agent, agent_id=row["id"], run_id=run_id, input=input, context=context,
                       delivered=delivered, release=release, stream=stream).start()
         self.runs[run_id] = run

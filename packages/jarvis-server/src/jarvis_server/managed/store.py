@@ -3,11 +3,16 @@
 * Schema version in ``PRAGMA user_version``; :data:`MIGRATIONS` bring any older file up to date, in order, each
   in its own transaction together with its new version number (a migration that fails leaves the file as it
   was, at the previous version). A file newer than this code is refused (never silently downgraded).
-* Tables: ``agents``; ``messages`` (``seq INTEGER PRIMARY KEY AUTOINCREMENT``: insertion order, never a clock);
-  ``runs``; ``state`` (per-agent key/value, for agents that keep state between runs).
+* Tables: ``agents``; ``messages`` (``seq INTEGER PRIMARY KEY AUTOINCREMENT``: insertion order, never a clock;
+  ``source`` is ``api`` for what the API wrote and ``session`` for what an agent that keeps its own memory
+  appended, with the exact message in ``message_json``); ``runs``; ``state`` (per-agent key → JSON, in
+  first-stored order). :mod:`.memory` adapts ``messages`` and ``state`` to the core's ``SessionStore`` and
+  ``StateStore``.
 * One writer at a time: every statement runs on one dedicated thread holding the only connection
   (:meth:`Store.call`), so the event loop never blocks on SQLite and no two writes interleave. Multi-step
   changes (claiming an agent, finishing a run) are single transactions.
+* Every failure of the file (a newer schema, a failed migration, a closed store) is the core's
+  :class:`~jarvis_core.stores.StoreError`.
 """
 
 from __future__ import annotations
@@ -18,10 +23,11 @@ import json
 import pathlib
 import secrets
 import sqlite3
+import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 
-from jarvis_core.errors import ConfigError
+from jarvis_core.stores.errors import StoreError
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Store"]
 
@@ -46,6 +52,22 @@ MIGRATIONS: Sequence[str] = (
         agent_id TEXT NOT NULL REFERENCES agents(id), key TEXT NOT NULL, value TEXT NOT NULL,
         updated_at REAL NOT NULL, PRIMARY KEY (agent_id, key));
     """,
+    # 2: agents that keep their own memory (the core's SessionStore/StateStore) use these tables: a message
+    # keeps its exact JSON (tool-call ids, names, reasoning) and where it came from; state gets an insertion
+    # order (``seq``), its rows copied in the order they were first stored.
+    """
+    ALTER TABLE messages ADD COLUMN message_json TEXT;
+    ALTER TABLE messages ADD COLUMN source TEXT NOT NULL DEFAULT 'api';
+    CREATE INDEX messages_by_source ON messages(agent_id, source, seq);
+    CREATE INDEX messages_by_run ON messages(run_id);
+    CREATE TABLE state_v2 (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT, agent_id TEXT NOT NULL REFERENCES agents(id), key TEXT NOT NULL,
+        value TEXT NOT NULL, updated_at REAL NOT NULL, UNIQUE (agent_id, key));
+    INSERT INTO state_v2 (agent_id, key, value, updated_at) SELECT agent_id, key, value, updated_at FROM state
+        ORDER BY rowid;
+    DROP TABLE state;
+    ALTER TABLE state_v2 RENAME TO state;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -67,7 +89,8 @@ def _statements(script: str) -> List[str]:
                 out.append(pending.strip())
             pending = ""
     if pending.strip(" \t\r\n;"):
-        raise ConfigError(f"a migration ends with an incomplete statement: {pending.strip()[:80]!r}")
+        raise StoreError(f"a migration ends with an incomplete statement: {pending.strip()[:80]!r}",
+                         operation="migrate")
     return out
 
 
@@ -83,11 +106,16 @@ def agent_json(row: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def message_json(row: Dict[str, Any]) -> Dict[str, Any]:
-    """A ``messages`` row as the API shows it."""
+    """A ``messages`` row as the API shows it (a tool result of an agent's session with its ``tool_call_id``
+    and ``name``)."""
     calls = json.loads(row["tool_calls_json"]) if row.get("tool_calls_json") else None
-    return {"seq": row["seq"], "id": row["id"], "agent_id": row["agent_id"], "role": row["role"],
-            "content": row["content"], "tool_calls": calls, "status": row["status"], "run_id": row["run_id"],
-            "created_at": row["created_at"]}
+    out = {"seq": row["seq"], "id": row["id"], "agent_id": row["agent_id"], "role": row["role"],
+           "content": row["content"], "tool_calls": calls, "status": row["status"], "run_id": row["run_id"],
+           "source": row.get("source") or "api", "created_at": row["created_at"]}
+    if row["role"] == "tool" and row.get("message_json"):
+        exact = json.loads(row["message_json"])
+        out.update(tool_call_id=exact.get("tool_call_id"), name=exact.get("name"))
+    return out
 
 
 def run_json(row: Dict[str, Any]) -> Dict[str, Any]:
@@ -105,6 +133,8 @@ class Store:
         self.migrations = tuple(migrations)
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="jarvis-agents-db")
         self._conn: Optional[sqlite3.Connection] = None
+        self._thread: Optional[int] = None
+        self._closed = False
 
     @classmethod
     def open(cls, path: pathlib.Path, *, migrations: Sequence[str] = MIGRATIONS) -> Store:
@@ -114,58 +144,90 @@ class Store:
             :data:`MIGRATIONS`; another list is for tests of the migration mechanism).
         """
         store = cls(path, migrations=migrations)
-        store.run_sync(store._connect)
+        try:
+            store.run_sync(store._connect)
+        except BaseException:
+            store._closed = True
+            store._pool.shutdown(wait=True)
+            raise
         return store
 
     # -- the one thread -------------------------------------------------------------------------------
     def run_sync(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """Run ``fn(*args, **kwargs)`` on the store's thread and wait for it (for non-async callers)."""
-        return self._pool.submit(fn, *args, **kwargs).result()
+        """Run ``fn(*args, **kwargs)`` on the store's thread and wait for it (for non-async callers; called on
+        that thread itself, it just runs ``fn``)."""
+        if threading.get_ident() == self._thread:
+            return fn(*args, **kwargs)
+        return self._submit(fn, *args, **kwargs).result()
 
     async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run ``fn(*args, **kwargs)`` on the store's thread without blocking the event loop."""
-        return await asyncio.wrap_future(self._pool.submit(fn, *args, **kwargs))
+        return await asyncio.wrap_future(self._submit(fn, *args, **kwargs))
+
+    def _submit(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> concurrent.futures.Future:
+        try:
+            return self._pool.submit(fn, *args, **kwargs)
+        except RuntimeError:  # the pool was shut down
+            raise self._closed_error() from None
+
+    def _closed_error(self) -> StoreError:
+        return StoreError(f"the managed-agents store {self.path} is closed", path=str(self.path), operation="connect")
 
     def close(self) -> None:
         """Close the connection and stop the thread."""
+        if self._closed:
+            return
+        self._closed = True
         self._pool.submit(self._disconnect).result()
         self._pool.shutdown(wait=True)
 
     @property
     def conn(self) -> sqlite3.Connection:
-        assert self._conn is not None, "the store is closed"
+        """The connection (only on the store's thread)."""
+        if self._conn is None:
+            raise self._closed_error()
         return self._conn
 
     def _connect(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=True)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA foreign_keys=ON")
-        conn.execute("PRAGMA busy_timeout=5000")
-        self._conn = conn
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        self._thread = threading.get_ident()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=True)
+            self._conn = conn
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("PRAGMA busy_timeout=5000")
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+        except (sqlite3.Error, OSError) as exc:
+            self._disconnect()
+            raise StoreError(f"opening {self.path} failed: {type(exc).__name__}: {exc}", path=str(self.path),
+                             operation="open") from None
         latest = len(self.migrations)
         if version > latest:
             self._disconnect()
-            raise ConfigError(f"{self.path} has schema version {version}, newer than this jarvis-server "
-                              f"understands ({latest}); upgrade jarvis-server or use another --db")
+            raise StoreError(f"{self.path} has schema version {version}, newer than this jarvis-server "
+                             f"understands ({latest}); upgrade jarvis-server or use another --db",
+                             path=str(self.path), operation="open")
         for number in range(version + 1, latest + 1):
             try:
-                with self._tx():
+                with self.transaction():
                     for statement in _statements(self.migrations[number - 1]):
                         conn.execute(statement)
                     conn.execute(f"PRAGMA user_version = {number}")
-            except sqlite3.Error as exc:
+            except (sqlite3.Error, StoreError) as exc:
                 self._disconnect()
-                raise ConfigError(f"migrating {self.path} to schema version {number} failed ({exc}); the file is "
-                                  f"unchanged at version {number - 1}") from None
+                raise StoreError(f"migrating {self.path} to schema version {number} failed ({exc}); the file is "
+                                 f"unchanged at version {number - 1}", path=str(self.path),
+                                 operation="migrate") from None
 
     def _disconnect(self) -> None:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
 
-    def _tx(self) -> Any:
+    def transaction(self) -> Any:
+        """A write transaction (``BEGIN IMMEDIATE``) for a ``with`` block: committed at its end, rolled back if
+        it raises. Only on the store's thread."""
         store = self
 
         class _Tx:
@@ -177,6 +239,10 @@ class Store:
                 store.conn.execute("ROLLBACK" if exc_type else "COMMIT")
 
         return _Tx()
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> List[Tuple[Any, ...]]:
+        """The rows of one query, as tuples (on the store's thread)."""
+        return list(self.conn.execute(sql, params).fetchall())
 
     def _all(self, sql: str, params: Sequence[Any] = ()) -> List[Dict[str, Any]]:
         cur = self.conn.execute(sql, params)
@@ -206,7 +272,7 @@ class Store:
 
     def update_agent(self, agent_id: str, *, name: Optional[str], agent_type: Optional[str],
                      config: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
-        with self._tx():
+        with self.transaction():
             row = self.get_agent(agent_id)
             if row is None:
                 return None
@@ -226,7 +292,7 @@ class Store:
         messages it will answer (:meth:`pending`): ``("ok", run_id, messages)``, or
         ``("missing"|"archived"|"running"|"nothing_pending", None, [])``. One ``UPDATE … WHERE status =
         'idle'`` decides between two simultaneous claims."""
-        with self._tx():
+        with self.transaction():
             row = self.get_agent(agent_id)
             if row is None or row["status"] != "idle":
                 return ("missing" if row is None else row["status"]), None, []
@@ -257,8 +323,10 @@ class Store:
         return row
 
     def messages(self, agent_id: str, *, after: int = 0, limit: int = 500) -> List[Dict[str, Any]]:
-        return self._all("SELECT * FROM messages WHERE agent_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-                         (agent_id, after, limit))
+        """The agent's messages as the API lists them, in ``seq`` order. An agent's session copy of its
+        instruction (the user's own messages, joined) is left out: those messages are listed themselves."""
+        return self._all("SELECT * FROM messages WHERE agent_id = ? AND seq > ? AND NOT (source = 'session' AND "
+                         "role = 'user') ORDER BY seq LIMIT ?", (agent_id, after, limit))
 
     def pending(self, agent_id: str) -> List[Dict[str, Any]]:
         """The user messages a ``POST /run`` answers: pending ones, except those a streamed message's run is
@@ -277,7 +345,7 @@ class Store:
     # -- runs -----------------------------------------------------------------------------------------
     def start_stream_run(self, agent_id: str, content: str) -> Tuple[Dict[str, Any], str]:
         """For a streamed message: the user message (pending) and its run, in one transaction."""
-        with self._tx():
+        with self.transaction():
             run_id = new_id("run")
             self.conn.execute("INSERT INTO runs (id, agent_id, kind, status, started_at) VALUES (?, ?, 'stream', 'running', ?)",
                               (run_id, agent_id, time.time()))
@@ -288,8 +356,13 @@ class Store:
                    tool_calls: Optional[List[Dict[str, Any]]], delivered: Sequence[str], stop_reason: Optional[str],
                    error: Optional[str], usage: Optional[Dict[str, int]], release: bool) -> None:
         """End a run in ONE transaction: its answer (``complete`` when succeeded, ``partial`` otherwise), the
-        user messages it delivered (only on success), the run row, and (``release``) the agent back to idle."""
-        with self._tx():
+        user messages it delivered (only on success), the run row, and (``release``) the agent back to idle.
+        A successful run whose agent appended its turns to its session in this store (rows with the run's id)
+        already has its answer there, so no second answer row is written."""
+        with self.transaction():
+            if status == "succeeded" and self._one("SELECT 1 AS yes FROM messages WHERE run_id = ? AND "
+                                                   "source = 'session' LIMIT 1", (run_id,)):
+                answer = None
             if answer is not None and (answer or tool_calls):
                 self.add_message(agent_id, "assistant", answer, status="complete" if status == "succeeded" else "partial",
                                  run_id=run_id, tool_calls=tool_calls)
@@ -309,18 +382,8 @@ class Store:
 
     def recover(self) -> int:
         """At startup: runs left ``running`` by a previous process failed; their agents are idle again."""
-        with self._tx():
+        with self.transaction():
             cur = self.conn.execute("UPDATE runs SET status = 'failed', ended_at = ?, error = 'the server stopped "
                                     "during the run' WHERE status = 'running'", (time.time(),))
             self.conn.execute("UPDATE agents SET status = 'idle' WHERE status = 'running'")
         return cur.rowcount
-
-    # -- state ----------------------------------------------------------------------------------------
-    def get_state(self, agent_id: str, key: str) -> Optional[Any]:
-        row = self._one("SELECT value FROM state WHERE agent_id = ? AND key = ?", (agent_id, key))
-        return json.loads(row["value"]) if row else None
-
-    def set_state(self, agent_id: str, key: str, value: Any) -> None:
-        self.conn.execute("INSERT INTO state (agent_id, key, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT(agent_id, key) DO UPDATE SET "
-                          "value = excluded.value, updated_at = excluded.updated_at",
-                          (agent_id, key, json.dumps(value), time.time()))
