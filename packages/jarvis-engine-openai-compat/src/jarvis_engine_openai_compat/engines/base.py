@@ -140,7 +140,6 @@ class OpenAICompatEngine(HTTPEngine):
         self._model_defaults = model_defaults
         self._bus = bus
         self._no_tools_models: set = set()
-        self._template_tools: Optional[bool] = None
         self._adapters: Dict[Any, Any] = {}
 
     # -- errors -------------------------------------------------------------------------------------
@@ -184,9 +183,13 @@ class OpenAICompatEngine(HTTPEngine):
                                           value=mode)
         return mode
 
-    def _auto_mode(self) -> Optional[str]:
-        """The mode ``auto`` means here, or ``None`` when the server must be asked first (:meth:`_caps_probe`)."""
+    def _auto_mode(self) -> str:
+        """The mode ``auto`` means here (an engine that must ask its server overrides this and :meth:`_aauto_mode`)."""
         return "native"
+
+    async def _aauto_mode(self) -> str:
+        """Async twin of :meth:`_auto_mode`."""
+        return self._auto_mode()
 
     def _build(self, messages: Sequence[MessageLike], model: str, temperature: Optional[float],
                max_tokens: Optional[int], tools: Optional[Sequence[ToolLike]], options: Dict[str, Any],
@@ -310,7 +313,7 @@ class OpenAICompatEngine(HTTPEngine):
         self.check_options(options)
         mode = self._requested_mode(tools, options, messages)
         if mode == "auto":
-            mode = self._auto_mode() or self._caps_probe()
+            mode = self._auto_mode()
         call = self._build(messages, model, temperature, max_tokens, tools, options, mode, stream=False)
         try:
             payload = self.request_json("POST", self.chat_path, json_body=call.payload, model=model)
@@ -356,7 +359,7 @@ class OpenAICompatEngine(HTTPEngine):
         self.check_options(options)
         mode = self._requested_mode(tools, options, messages)
         if mode == "auto":
-            mode = self._auto_mode() or await self._acaps_probe()
+            mode = await self._aauto_mode()
         call = self._build(messages, model, temperature, max_tokens, tools, options, mode, stream=True)
         decoder = ChatStreamDecoder(engine_id=self.engine_id)
         constrained = call.mode == "json_schema"
@@ -453,29 +456,3 @@ class OpenAICompatEngine(HTTPEngine):
                 f"{self.engine_id}: the server at {self.base_url} does not serve {model!r}; it has: {listing}",
                 engine_id=self.engine_id, status_code=404,
             )
-
-    # -- server capabilities (llama.cpp /props) -------------------------------------------------------
-    def _caps_probe(self) -> str:
-        if self._template_tools is None:
-            try:
-                self._template_tools = _template_supports_tools(
-                    self.request_json("GET", "/props", timeout=self.health_timeout))
-            except EngineError:
-                return "native"  # an older server without /props: let it handle the tools itself
-        return "native" if self._template_tools else "json_schema"
-
-    async def _acaps_probe(self) -> str:
-        if self._template_tools is None:
-            try:
-                self._template_tools = _template_supports_tools(
-                    await self.arequest_json("GET", "/props", timeout=self.health_timeout))
-            except EngineError:
-                return "native"
-        return "native" if self._template_tools else "json_schema"
-
-
-def _template_supports_tools(props: Any) -> bool:
-    caps = props.get("chat_template_caps") if isinstance(props, Mapping) else None
-    if not isinstance(caps, Mapping):
-        return True  # no capability report: assume the template handles tools
-    return bool(caps.get("supports_tools") and caps.get("supports_tool_calls", True))

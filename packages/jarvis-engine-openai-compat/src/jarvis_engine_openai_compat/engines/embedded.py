@@ -21,12 +21,15 @@ import os
 import sys
 import threading
 import time
-from typing import Any, AsyncIterator, Callable, ClassVar, Dict, FrozenSet, List, Optional, Sequence, TextIO, Union
+from typing import Any, AsyncIterator, Callable, ClassVar, FrozenSet, List, Optional, Sequence, TextIO, Union
+
+import attrs
 
 from jarvis_core.engine.base import InferenceEngine, ToolLike
 from jarvis_core.errors import ConfigError, EngineConnectionError, EngineError, EngineTimeoutError
 from jarvis_core.types import Completion, MessageLike, StreamChunk
 
+from ..server.config import DEFAULTS
 from ..worker.config import WorkerConfig
 from .llamacpp import LlamaCppEngine
 
@@ -67,21 +70,20 @@ class EmbeddedEngine(InferenceEngine):
         *,
         model_path: Optional[str] = None,
         binary_path: Optional[str] = None,
-        slots: int = 1,
-        ctx_per_slot: int = 4096,
+        slots: int = DEFAULTS.slots,
+        ctx_per_slot: int = DEFAULTS.ctx_per_slot,
         threads: Optional[int] = None,
-        max_tokens: int = 512,
-        startup_timeout: float = 300.0,
+        max_tokens: int = DEFAULTS.max_tokens,
+        startup_timeout: float = DEFAULTS.startup_timeout,
         progress: ProgressSink = None,
         bus: Any = None,
     ) -> None:
         self._label = _label_for(model_path)
-        # The model path is resolved on first use, so building the engine (config, discovery) stays cheap.
-        self._model_path = model_path
-        self._settings: Dict[str, Any] = dict(binary_path=binary_path, slots=slots, ctx_per_slot=ctx_per_slot, threads=threads,
-                              max_tokens=max_tokens, startup_timeout=startup_timeout)
-        # Bad values are config errors now, not on the first request (the path itself is checked at start).
-        WorkerConfig(model_path=model_path or "", alias=self.alias, **self._settings)
+        # Bad values are config errors now, not on the first request. The model path is resolved and checked
+        # on first use, so building the engine (config, discovery) stays cheap.
+        self._config = WorkerConfig(model_path=model_path, binary_path=binary_path, slots=slots,
+                                    ctx_per_slot=ctx_per_slot, threads=threads, max_tokens=max_tokens,
+                                    startup_timeout=startup_timeout)
         self.max_tokens = max_tokens
         self._startup_timeout = float(startup_timeout)
         self._progress = progress
@@ -96,10 +98,7 @@ class EmbeddedEngine(InferenceEngine):
     @property
     def alias(self) -> str:
         """The model id this engine serves (``smollm2-135m-instruct`` by default)."""
-        if self._model_path is None:
-            return "smollm2-135m-instruct"
-        name = os.path.basename(self._model_path)
-        return name[:-5] if name.lower().endswith(".gguf") else name
+        return self._config.model_alias
 
     # -- lifecycle ------------------------------------------------------------------------------
     def _say(self, message: str) -> None:
@@ -120,15 +119,14 @@ class EmbeddedEngine(InferenceEngine):
         """Start the managed server unless it runs; return the llamacpp engine for its current URL."""
         with self._lock:
             if self._worker is None:
-                from ..server.launch import smollm2_model_path
                 from ..worker import LlamaCppWorker
 
-                path = self._model_path or smollm2_model_path()
+                path = self._config.resolved_model_path()
                 missing = self._missing_runtime()
                 if missing:
                     raise EngineConnectionError(f"embedded: cannot start the managed llama.cpp server: {missing}",
                                                 engine_id="embedded")
-                config = WorkerConfig(model_path=path, alias=self.alias, **self._settings)
+                config = attrs.evolve(self._config, model_path=path, alias=self.alias)
                 self._say(f"starting embedded llama.cpp server ({self._label})…")
                 started = time.monotonic()
                 worker = LlamaCppWorker(config, bus=self._bus)
@@ -268,10 +266,8 @@ class EmbeddedEngine(InferenceEngine):
 
     def unavailable_reason(self) -> Optional[str]:
         """Why the server could not start (missing model, missing xllamacpp or binary), or ``None``."""
-        from ..server.launch import smollm2_model_path
-
         try:
-            path = self._model_path or smollm2_model_path()
+            path = self._config.resolved_model_path()
         except ConfigError as exc:
             return str(exc)
         if not os.path.isfile(path):
@@ -281,7 +277,7 @@ class EmbeddedEngine(InferenceEngine):
     def _missing_runtime(self) -> Optional[str]:
         import importlib.util
 
-        binary = self._settings["binary_path"]
+        binary = self._config.binary_path
         if binary:
             return None if os.path.isfile(binary) else f"llama-server binary not found: {binary}"
         if importlib.util.find_spec("xllamacpp") is None:

@@ -16,6 +16,8 @@ import sys
 import threading
 from typing import List, Optional
 
+from jarvis_engine_openai_compat.server.config import DEFAULTS
+
 EXTRA_HINT = "pip install 'jarvis-engine-openai-compat[embedded]'"
 #: Set by :class:`~.launch.ServerProcess` to its own pid; the server exits when that process is gone.
 PARENT_ENV = "JARVIS_SERVER_PARENT_PID"
@@ -30,8 +32,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-m", "--model", required=True, help="path of the GGUF model file")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8080)
-    p.add_argument("-np", "--parallel", type=int, default=1, help="number of slots (concurrent requests)")
-    p.add_argument("-c", "--ctx-size", type=int, default=0, help="total context, split evenly across slots")
+    p.add_argument("-np", "--parallel", type=int, default=DEFAULTS.slots, help="number of slots (concurrent requests)")
+    p.add_argument("-c", "--ctx-size", type=int, default=None,
+                   help="total context, split evenly across slots (default: the managed server's context per slot "
+                        "times the slots; 0: the model's own)")
     p.add_argument("-t", "--threads", type=int, default=None)
     p.add_argument("-a", "--alias", default=None, help="model id reported by /v1/models")
     p.add_argument("--metrics", action="store_true", help="enable the Prometheus /metrics endpoint")
@@ -48,7 +52,7 @@ def _params(x, args: argparse.Namespace):
     params.hostnames = [args.host]
     params.port = args.port
     params.n_parallel = args.parallel
-    params.n_ctx = args.ctx_size
+    params.n_ctx = args.parallel * DEFAULTS.ctx_per_slot if args.ctx_size is None else args.ctx_size
     params.kv_unified = args.kv_unified
     params.endpoint_metrics = args.metrics
     params.use_jinja = args.jinja

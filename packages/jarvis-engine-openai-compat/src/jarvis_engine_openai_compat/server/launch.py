@@ -28,6 +28,8 @@ import attrs
 from jarvis_core.errors import ConfigError, EngineConnectionError
 from jarvis_core.types import as_tuple
 
+from .config import DEFAULTS, check_number
+
 __all__ = [
     "MissingModelError",
     "ServerProcess",
@@ -60,14 +62,6 @@ class MissingModelError(ConfigError):
     """The model file the server needs is not installed."""
 
 
-def _positive(name: str) -> Callable[[object, attrs.Attribute, Optional[int]], None]:
-    def check(_inst: object, _attr: attrs.Attribute, value: Optional[int]) -> None:
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-            raise ConfigError(f"{name} must be a positive integer, got {value!r}", key=name)
-
-    return check
-
-
 def _port(_inst: object, _attr: attrs.Attribute, value: int) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 65535:
         raise ConfigError(f"port must be an integer in 0..65535 (0 = pick a free one), got {value!r}", key="port")
@@ -76,6 +70,7 @@ def _port(_inst: object, _attr: attrs.Attribute, value: int) -> None:
 @attrs.frozen
 class ServerSpec:
     """What server to run. ``port=0`` picks a free port at start; ``binary_path=None`` uses xllamacpp.
+    ``slots`` and ``ctx_per_slot`` default to the managed server's (:data:`~.config.DEFAULTS`).
 
     The total context is ``slots x ctx_per_slot`` and the KV cache is *not* unified, so every slot owns
     its ``ctx_per_slot`` tokens: a long request cannot starve the other slots.
@@ -85,9 +80,9 @@ class ServerSpec:
     binary_path: Optional[str] = None
     host: str = "127.0.0.1"
     port: int = attrs.field(default=0, validator=_port)
-    slots: int = attrs.field(default=2, validator=_positive("slots"))
-    ctx_per_slot: int = attrs.field(default=2048, validator=_positive("ctx_per_slot"))
-    threads: Optional[int] = attrs.field(default=None, validator=_positive("threads"))
+    slots: int = attrs.field(default=DEFAULTS.slots, validator=check_number(1, integer=True))
+    ctx_per_slot: int = attrs.field(default=DEFAULTS.ctx_per_slot, validator=check_number(1, integer=True))
+    threads: Optional[int] = attrs.field(default=None, validator=check_number(1, optional=True, integer=True))
     alias: Optional[str] = None
     extra_args: Tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
 
@@ -248,7 +243,7 @@ class ServerProcess:
         except (OSError, ValueError):  # the pipe was closed under us during shutdown
             pass
 
-    def wait_ready(self, timeout: float = 300.0, on_progress: Optional[Callable[[str, float], None]] = None) -> None:
+    def wait_ready(self, timeout: float = DEFAULTS.startup_timeout, on_progress: Optional[Callable[[str, float], None]] = None) -> None:
         """Block until ``GET /health`` answers 200.
 
         A 503 or a refused connection means "still loading"; ``on_progress(state, elapsed_s)`` is called on

@@ -25,6 +25,7 @@ import httpx
 from jarvis_core.errors import ConfigError
 from jarvis_core.events import EventType
 
+from ..engines.llamacpp import template_supports_tools
 from ..worker.state import RequestState, WorkerState
 from .launch import ServerProcess, ServerSpec, ServerStartError, ServerStartTimeout
 from .liveness import CpuHistory, ProcessCpuReader, judge_stall
@@ -32,7 +33,7 @@ from .liveness import CpuHistory, ProcessCpuReader, judge_stall
 if TYPE_CHECKING:
     from ..worker.worker import LlamaCppWorker
 
-__all__ = ["Supervisor", "template_supports_tools"]
+__all__ = ["Supervisor"]
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +117,7 @@ class Supervisor:
         cfg = self.config
         w = self.worker
         spec = ServerSpec(
-            model_path=cfg.model_path, binary_path=cfg.binary_path, host=cfg.host, port=0, slots=cfg.slots,
+            model_path=cfg.resolved_model_path(), binary_path=cfg.binary_path, host=cfg.host, port=0, slots=cfg.slots,
             ctx_per_slot=cfg.ctx_per_slot, threads=cfg.threads, alias=cfg.model_alias, extra_args=cfg.extra_args,
         )
         proc = ServerProcess(spec, log_max_lines=cfg.log_max_lines, log_max_bytes=cfg.log_max_bytes)
@@ -275,12 +276,3 @@ class Supervisor:
     def _exit_detail(proc: ServerProcess) -> str:
         tail = proc.log_tail(5).strip()
         return f"the server exited with code {proc.returncode}" + (f"; last output: {tail[-600:]}" if tail else "")
-
-
-def template_supports_tools(props: object) -> bool:
-    """Whether llama.cpp's ``/props`` says the model's chat template renders tools and tool calls (no
-    report at all: assume it does, as older servers handled tools themselves)."""
-    caps = props.get("chat_template_caps") if isinstance(props, dict) else None
-    if not isinstance(caps, dict):
-        return True
-    return bool(caps.get("supports_tools") and caps.get("supports_tool_calls", True))

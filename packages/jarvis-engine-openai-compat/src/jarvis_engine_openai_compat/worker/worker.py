@@ -97,8 +97,9 @@ class LlamaCppWorker:
         raises :class:`EngineConnectionError` when it gave up (crash-loop protection) or ``timeout`` passed.
         A missing model file raises :class:`~jarvis_core.errors.ConfigError` at once."""
         cfg = self.config
-        if not os.path.isfile(cfg.model_path):
-            raise MissingModelError(f"model file not found: {cfg.model_path}", key="model_path")
+        path = cfg.resolved_model_path()
+        if not os.path.isfile(path):
+            raise MissingModelError(f"model file not found: {path}", key="model_path")
         with self._lock:
             if self._state is not WorkerState.STOPPED:
                 raise RuntimeError(f"the worker is already {self._state.value}; stop it (or make a new one) first")
