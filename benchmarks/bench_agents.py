@@ -35,6 +35,7 @@ import time
 from typing import Any, AsyncIterator, Callable, Dict, List, Optional, Sequence, Tuple
 
 import attrs
+from results import budget, fmt_ratio, table, write_result
 
 from jarvis_core.agents import create_agent
 from jarvis_core.engine.base import InferenceEngine
@@ -166,6 +167,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
           f"{args.runs} interleaved rounds (medians)")
     print(f"  {'model call':>10} {'floor':>10} {'agent':>10} {'ratio':>7} {'overhead/turn':>14} {'cpu/turn':>10}")
     ok = True
+    rows, budgets, data = [], [], {}
     for ms in args.latency_ms:
         lat = ms / 1000
         a = statistics.median(t for t, _ in agent_t[lat])
@@ -180,8 +182,24 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         ok = ok and (ratio <= BUDGET or not judged)
         print(f"  {ms:8g}ms {f * 1000:8.2f}ms {a * 1000:8.2f}ms {ratio:6.3f}x {per_turn:11.0f} µs "
               f"{cpu_turn:7.0f} µs  {verdict}")
+        rows.append([f"{ms:g} ms", f"{f * 1000:.2f}", f"{a * 1000:.2f}", fmt_ratio(ratio), f"{per_turn:.0f}",
+                     f"{cpu_turn:.0f}"])
+        data[f"{ms:g}"] = {"ratio": ratio, "overhead_us_per_turn": per_turn, "cpu_us_per_turn": cpu_turn}
+        if judged:
+            budgets.append(budget(f"agent / floor at {ms:g} ms model calls", fmt_ratio(ratio), f"<= {fmt_ratio(BUDGET)}",
+                                  ratio <= BUDGET))
     print(f"  budget {BUDGET}x at model calls of {args.budget_from_ms:g} ms and more: "
           + ("within budget" if ok else "OVER BUDGET"))
+    write_result(
+        "agents", "Agent overhead per turn",
+        summary=(f"The registered `orchestrator` (function_calling) running {args.turns} tool turns and an answer over a "
+                 f"scripted engine whose calls take the given time, against the same {args.turns + 1} engine calls "
+                 f"streamed raw plus the tools' own time; {args.runs} interleaved rounds, medians; tool "
+                 f"{args.tool} ({isolation})."),
+        tables=[table("Agent run against its floor", ["model call", "floor ms", "agent ms", "ratio",
+                                                      "overhead \u00b5s/turn", "CPU \u00b5s/turn"], rows)],
+        budgets=budgets, data=data,
+    )
     return 0 if ok or not args.strict else 1
 
 

@@ -3,7 +3,8 @@
 Budget (docs/contract.md §10): ``jarvis plugins`` with every package installed within 1.3x the floor
 ``python -c "import pluggy, importlib.metadata as m; m.entry_points(group='jarvis')"``, measured side by side
 (interleaved runs, same process tree, medians). ``jarvis plugins`` is timed as people run it (the table);
-its ``--json`` form differs only in the last step. Also: ``import jarvis_core`` imports neither httpx nor any
+its ``--json`` form differs only in the last step. ``jarvis --help``, which lists the plugins' commands too
+(so it builds the registry), is held to the same budget. Also: ``import jarvis_core`` imports neither httpx nor any
 plugin module, and ``jarvis plugins`` (table or ``--json``) imports neither httpx, attrs, cattrs nor the
 config code.
 
@@ -23,6 +24,8 @@ import subprocess
 import sys
 import time
 from typing import Dict, List, Sequence
+
+from results import budget, fmt_ratio, table, write_result
 
 BUDGET = 1.3
 PY = sys.executable
@@ -74,7 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "PYTHONDONTWRITEBYTECODE"):
         env.pop(var, None)
     jarvis = [*jarvis_command(), "plugins"]
-    commands = {"bare python": BARE, "floor": FLOOR, "jarvis plugins": jarvis, "import jarvis_core": IMPORT_CORE}
+    commands = {"bare python": BARE, "floor": FLOOR, "jarvis plugins": jarvis, "jarvis --help": [*jarvis_command(), "--help"],
+                "import jarvis_core": IMPORT_CORE}
 
     for cmd in commands.values():  # warm-up: bytecode caches, page cache
         run_once(cmd, env)
@@ -89,10 +93,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{'command':<20} {'median ms':>10} {'vs floor':>9}   ({opts.runs} interleaved runs)")
     for name in commands:
         print(f"{name:<20} {med[name] * 1000:>10.1f} {med[name] / med['floor']:>8.2f}x")
-    ratio = med["jarvis plugins"] / med["floor"]
-    verdict = "within" if ratio <= BUDGET else "OVER"
-    ok &= ratio <= BUDGET
-    print(f"jarvis plugins / floor = {ratio:.2f}x ({verdict} the {BUDGET}x budget)")
+    ratios = {name: med[name] / med["floor"] for name in ("jarvis plugins", "jarvis --help")}
+    for name, ratio in ratios.items():
+        ok &= ratio <= BUDGET
+        print(f"{name} / floor = {ratio:.2f}x ({'within' if ratio <= BUDGET else 'OVER'} the {BUDGET}x budget)")
+    ratio = ratios["jarvis plugins"]
 
     core_mods = modules_after("import jarvis_core", env)
     heavy_core = [m for m in core_mods if m.split(".")[0] in ("httpx", "httpcore") or m.startswith("jarvis_engine_")]
@@ -108,6 +113,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     print(json.dumps({"bench": "cli_startup", "median_ms": {k: round(v * 1000, 2) for k, v in med.items()},
                       "ratio": round(ratio, 3), "budget": BUDGET, "ok": ok}))
+    write_result(
+        "cli_startup", "Start-up with every distribution installed",
+        summary=(f"Fresh processes, {opts.runs} interleaved runs per command after a warm-up, medians. Floor: "
+                 "`python -c \"import pluggy, importlib.metadata as m; m.entry_points(group='jarvis')\"`. Installed: "
+                 + ", ".join(installed_plugins(env)) + "."),
+        tables=[table("Wall time of a fresh process", ["command", "median ms", "vs floor"],
+                      [[name, f"{med[name] * 1000:.1f}", fmt_ratio(med[name] / med["floor"])] for name in commands])],
+        budgets=[*(budget(f"`{name}` / floor", fmt_ratio(r), f"<= {fmt_ratio(BUDGET)}", r <= BUDGET) for name, r in ratios.items()),
+                 budget("`import jarvis_core` imports httpx or a plugin module", ", ".join(heavy_core) or "no", "no",
+                        not heavy_core),
+                 budget("`jarvis plugins` imports httpx, attrs, cattrs, config or types", ", ".join(heavy_cli) or "no",
+                        "no", not heavy_cli)],
+        data={"median_ms": {k: v * 1000 for k, v in med.items()}, "ratios": ratios},
+    )
     return 0 if ok or not opts.strict else 1
 
 

@@ -27,6 +27,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Dict, List
 
+from results import budget, fmt_ratio, table, write_result
+
 TEXT = " sky"
 
 
@@ -182,6 +184,22 @@ def main() -> None:
         for name, values in results.items():
             print(f"{name:34s} median {statistics.median(values):.3f}  [{min(values):.3f}-{max(values):.3f}]")
         print(f"TCP connections opened in total: {connections} (pooled clients: a handful, not one per call)")
+        med = statistics.median
+        write_result(
+            "cloud", "Cloud engine (Anthropic, Gemini)",
+            summary=(f"`CloudEngine` against a raw pooled httpx client posting the body the engine sends, over a "
+                     f"loopback server speaking Anthropic's and Gemini's APIs; {args.rounds} rounds of {args.requests} "
+                     f"requests and {args.streams} streams of {args.chunks} events per provider, the two sides in "
+                     "alternating order; medians of per-round ratios (min-max in brackets)."),
+            tables=[table("Ratio to the floor", ["measure", "median", "min-max"],
+                          [[name, fmt_ratio(med(v)), f"{min(v):.2f}-{max(v):.2f}"] for name, v in results.items()],
+                          notes=[f"TCP connections opened over the whole run: {connections}."])],
+            budgets=[budget(f"{name}", fmt_ratio(med(v)), "<= 1.10\u00d7" if "request" in name else ">= 0.90\u00d7",
+                            med(v) <= 1.10 if "request" in name else med(v) >= 0.90) for name, v in results.items()],
+            data={"request_ratio": {f"jarvis cloud ({p})": med(results[f"{p} request ratio"]) for p in cases},
+                  "chunk_rate_ratio": {f"jarvis cloud ({p})": med(results[f"{p} chunk-rate ratio"]) for p in cases},
+                  "connections": connections},
+        )
         raw.close()
         engine.close()
     finally:

@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from results import budget, fmt_ratio, table, write_result
+
 from jarvis_core import hookimpl
 from jarvis_core.config import load_config
 from jarvis_core.discovery import discover_engines
@@ -86,6 +88,17 @@ def main() -> int:
         f"discover_engines, {args.engines} engines down, health timeout {args.timeout:g}s: "
         f"{value * 1000:.0f} ms vs one health check {floor * 1000:.0f} ms -> {ratio:.2f}x "
         f"(budget {BUDGET}x; sequential would be ~{args.engines}x) {'OK' if ok else 'OVER BUDGET'}"
+    )
+    write_result(
+        "discovery", "Engine discovery with engines down",
+        summary=(f"`discover_engines` over {args.engines} engines whose address accepts connections and never answers, "
+                 f"against one engine's health check running into the same {args.timeout:g} s timeout; "
+                 f"{args.runs} interleaved runs, medians."),
+        tables=[table("Wall time", ["measure", "median ms", "vs floor"],
+                      [["one health check (floor)", f"{floor * 1000:.0f}", "1.00\u00d7"],
+                       [f"discover_engines, {args.engines} engines down", f"{value * 1000:.0f}", fmt_ratio(ratio)]])],
+        budgets=[budget("discover_engines / one health check", fmt_ratio(ratio), f"<= {fmt_ratio(BUDGET)}", ok)],
+        data={"ratio": ratio},
     )
     return 0 if ok or not args.strict else 1
 

@@ -15,6 +15,8 @@ import statistics
 import subprocess
 import sys
 
+from results import budget, table, write_result
+
 BUDGET_MIB = 15.0
 
 FLOOR = "import resource, httpx; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
@@ -61,6 +63,17 @@ def main() -> int:
     ok = delta <= BUDGET_MIB
     print(f"memory: import httpx {f:.1f} MiB, jarvis with every plugin loaded {j:.1f} MiB, "
           f"difference {delta:+.1f} MiB (budget <= {BUDGET_MIB:.0f} MiB) {'OK' if ok else 'OVER BUDGET'}")
+    write_result(
+        "memory", "Memory with every plugin loaded",
+        summary=("Peak RSS (`ru_maxrss`) of a process that builds the registry with every installed plugin, imports "
+                 "every engine class, builds the engines that need no arguments and loads the config, against "
+                 f"`python -c \"import httpx\"`; {args.runs} interleaved runs, medians."),
+        tables=[table("Peak RSS", ["process", "MiB"],
+                      [["import httpx (floor)", f"{f:.1f}"], ["jarvis, every plugin loaded", f"{j:.1f}"],
+                       ["difference", f"{delta:+.1f}"]])],
+        budgets=[budget("jarvis - floor", f"{delta:+.1f} MiB", f"<= {BUDGET_MIB:.0f} MiB", ok)],
+        data={"floor_mib": f, "jarvis_mib": j},
+    )
     return 0 if ok or not args.strict else 1
 
 

@@ -31,6 +31,8 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from results import budget, fmt_ratio, table, write_result
+
 MODEL = "llama3.2"
 MESSAGES = [{"role": "user", "content": "why is the sky blue?"}]
 WORD = " sky"
@@ -289,7 +291,66 @@ def _measure(b: Bench, args: argparse.Namespace) -> int:
     print(f"\nbudgets: {'met' if ok else 'NOT met'}")
     b.engine.close()
     b.floor.close()
+    _write(args, b, sync_clients, per_round, conns, rate, total, sconns)
     return 0
+
+
+#: How the report's plots name the clients of this benchmark (beside the other benchmarks' clients).
+_PLOT_NAMES = {"jarvis generate": "jarvis ollama", "jarvis stream": "jarvis ollama stream",
+               "jarvis stream_full": "jarvis ollama stream_full", "ollama client": "ollama.Client",
+               "httpx floor": "httpx", "httpx line loop": "httpx"}
+
+
+def _write(args: argparse.Namespace, b: Bench, sync_clients: Dict[str, Any], per_round: Dict[str, List[float]],
+           conns: Dict[str, int], rate: Dict[str, List[float]], total: Dict[str, List[float]],
+           sconns: Dict[str, int]) -> None:
+    """The result for the report (``results.py``): the same figures as the printout."""
+    med = statistics.median
+    if b.ollama:
+        from importlib.metadata import version as dist_version
+
+        version = dist_version("ollama")
+    else:
+        version = ""
+
+    def label(name: str) -> str:
+        return f"ollama client {version} (peer)".replace("  ", " ") if name == "ollama client" else name
+
+    def spread(values: List[float], floor: List[float]) -> Tuple[float, str]:
+        ratios = [x / f for x, f in zip(values, floor, strict=True)]
+        return med(ratios), f"{fmt_ratio(med(ratios))} ({min(ratios):.2f}-{max(ratios):.2f})"
+
+    requests, streams = args.rounds * args.requests, args.rounds * args.streams
+    req_rows, stream_rows = [], []
+    req_ratio: Dict[str, float] = {}
+    rate_ratio: Dict[str, float] = {}
+    for name in sync_clients:
+        req_ratio[name], cell = spread(per_round[name], per_round["httpx floor"])
+        req_rows.append([label(name), f"{med(per_round[name]) * 1e6:.0f}", cell, f"{conns[name] / requests:.3f}"])
+    for name in rate:
+        rate_ratio[name], cell = spread(rate[name], rate["httpx line loop"])
+        stream_rows.append([label(name), f"{med(rate[name]) / 1e3:.1f}k", cell,
+                            f"{med(total[name]) * 1e3:.2f}", f"{sconns[name] / streams:.3f}"])
+    write_result(
+        "ollama", "Ollama engine",
+        summary=(f"`OllamaEngine` against a raw pooled httpx client sending the same body, and the official `ollama` "
+                 f"client, over a loopback server in its own process; {args.rounds} rounds of {args.requests} requests "
+                 f"and {args.streams} streams of {args.chunks} NDJSON lines per client, clients in rotated order; "
+                 "ratios are medians of per-round ratios (min-max in brackets)."),
+        tables=[table("Per non-streamed request (lower is better)",
+                      ["client", "median \u00b5s", "vs floor", "new conns/request"], req_rows),
+                table(f"Stream chunk rate, {args.chunks} chunks per stream (first to last chunk; higher is better)",
+                      ["client", "chunks/s", "vs floor", "stream total ms", "new conns/stream"], stream_rows)],
+        budgets=[budget("jarvis `generate` / floor", fmt_ratio(req_ratio["jarvis generate"]), "<= 1.10\u00d7",
+                        req_ratio["jarvis generate"] <= 1.10),
+                 budget("jarvis `stream` chunk rate / floor", fmt_ratio(rate_ratio["jarvis stream"]), ">= 0.90\u00d7",
+                        rate_ratio["jarvis stream"] >= 0.90),
+                 budget("jarvis `stream_full` chunk rate / floor", fmt_ratio(rate_ratio["jarvis stream_full"]),
+                        ">= 0.90\u00d7", rate_ratio["jarvis stream_full"] >= 0.90)],
+        data={"request_us": {_PLOT_NAMES.get(k, k): med(per_round[k]) * 1e6 for k in sync_clients},
+              "request_ratio": {_PLOT_NAMES.get(k, k): v for k, v in req_ratio.items()},
+              "chunk_rate_ratio": {_PLOT_NAMES.get(k, k): v for k, v in rate_ratio.items()}, "ollama_version": version},
+    )
 
 
 def main() -> int:

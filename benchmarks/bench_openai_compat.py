@@ -6,7 +6,8 @@ write, chunked encoding, ``[DONE]`` and usage chunk included). In the same clien
 round by round:
 
 - per request: ``LlamaCppEngine.generate`` vs a raw pooled ``httpx.Client`` posting the same payload and
-  decoding the JSON (budget: at most 1.1x);
+  decoding the JSON (budget: at most 1.1x), and the official ``openai.OpenAI`` client when it is installed
+  (a peer, not budgeted);
 - per stream chunk: ``stream_full`` and ``stream`` vs a raw ``httpx.AsyncClient`` line loop that parses
   each ``data:`` line (budget: at least 0.9x the chunk rate);
 - TCP connections the server accepted for N generate calls and for N streams (budget: 1 each).
@@ -25,6 +26,8 @@ import statistics
 import sys
 import threading
 import time
+
+from results import budget, fmt_ratio, table, write_result
 
 MODEL = "bench-model"
 N_CHUNKS = 200
@@ -115,9 +118,10 @@ MESSAGES = [{"role": "system", "content": "You are a helpful assistant."},
             {"role": "user", "content": "Count to two hundred."}]
 
 
-def bench_requests(engine, raw, payload: dict, n: int, block: int = 10) -> tuple:
-    """Mean seconds per request for the raw client and the engine, alternating in blocks of ``block``."""
-    t_raw = t_eng = 0.0
+def bench_requests(engine, raw, payload: dict, n: int, block: int = 10, sdk=None) -> tuple:
+    """Mean seconds per request for the raw client, the engine and the openai SDK (``None`` without it),
+    alternating in blocks of ``block``."""
+    t_raw = t_eng = t_sdk = 0.0
     done = 0
     while done < n:
         t0 = time.perf_counter()
@@ -127,10 +131,16 @@ def bench_requests(engine, raw, payload: dict, n: int, block: int = 10) -> tuple
         for _ in range(block):
             _ = engine.generate(MESSAGES, model=MODEL, max_tokens=256).content
         t2 = time.perf_counter()
+        if sdk is not None:
+            for _ in range(block):
+                _ = sdk.chat.completions.create(model=MODEL, messages=MESSAGES, temperature=0.7,
+                                                max_tokens=256).choices[0].message.content
+        t3 = time.perf_counter()
         t_raw += t1 - t0
         t_eng += t2 - t1
+        t_sdk += t3 - t2
         done += block
-    return t_raw / done, t_eng / done
+    return t_raw / done, t_eng / done, (t_sdk / done if sdk is not None else None)
 
 
 async def _raw_stream(aclient, payload: dict) -> tuple:
@@ -213,17 +223,25 @@ def main() -> int:
         raw = httpx.Client(base_url=url)
         engine.generate(MESSAGES, model=MODEL, max_tokens=256)  # warm-up (registry, adapter cache)
         raw.post("/v1/chat/completions", json=payload).json()
+        try:
+            import openai
+        except ImportError:
+            sdk, sdk_version = None, "not installed"
+        else:
+            sdk, sdk_version = openai.OpenAI(base_url=url + "/v1", api_key="sk-bench", max_retries=0), openai.__version__
+            sdk.chat.completions.create(model=MODEL, messages=MESSAGES, max_tokens=256)
 
-        req_raw, req_eng, rates = [], [], {"raw": [], "stream_full": [], "stream": []}
+        req_raw, req_eng, req_sdk, rates = [], [], [], {"raw": [], "stream_full": [], "stream": []}
 
         async def stream_rounds() -> None:
             aclient = httpx.AsyncClient(base_url=url)
             await _raw_stream(aclient, stream_payload)
             await _engine_stream(engine, True)
             for _ in range(args.rounds):
-                r_raw, r_eng = bench_requests(engine, raw, payload, args.requests)
+                r_raw, r_eng, r_sdk = bench_requests(engine, raw, payload, args.requests, sdk=sdk)
                 req_raw.append(r_raw)
                 req_eng.append(r_eng)
+                req_sdk.append(r_sdk)
                 for k, v in (await bench_streams(engine, aclient, stream_payload, args.streams)).items():
                     rates[k].append(v)
             await aclient.aclose()
@@ -265,6 +283,9 @@ def main() -> int:
     print(f"  raw httpx.Client + json   {med(req_raw) * 1e6:8.1f} us")
     print(f"  LlamaCppEngine.generate   {med(req_eng) * 1e6:8.1f} us   ratio {med(ratios):.3f}x   (budget <= 1.10x)")
     print(f"  per-round ratios: {', '.join(f'{x:.3f}' for x in ratios)}")
+    sdk_ratios = [s / r for r, s in zip(req_raw, req_sdk, strict=True)] if sdk is not None else []
+    if sdk_ratios:
+        print(f"  openai.OpenAI {sdk_version:<11} {med(req_sdk) * 1e6:8.1f} us   ratio {med(sdk_ratios):.3f}x")
     raw_rate = med(rates["raw"])
     print(f"stream chunk rate ({args.rounds} rounds x {args.streams} streams x {N_CHUNKS} chunks, interleaved; medians):")
     print(f"  raw AsyncClient line loop {raw_rate:10.0f} chunks/s ({1e6 / raw_rate:.2f} us/chunk)")
@@ -275,6 +296,40 @@ def main() -> int:
               f"   (budget >= 0.90x)   per round: {', '.join(f'{x:.3f}' for x in per_round)}")
     print(f"TCP connections opened: {conns_generate} for {n} generate calls; {conns_stream} for {2 * n} streams"
           " (budget: 1 each)")
+    stream_ratios = {key: [e / r for r, e in zip(rates["raw"], rates[key], strict=True)] for key in ("stream_full", "stream")}
+
+    def spread(values: list) -> str:
+        return f"{fmt_ratio(med(values))} ({min(values):.2f}-{max(values):.2f})"
+
+    request_rows = [["raw pooled httpx.Client + json (floor)", f"{med(req_raw) * 1e6:.0f}", "1.00\u00d7"],
+                    ["jarvis llamacpp `generate`", f"{med(req_eng) * 1e6:.0f}", spread(ratios)]]
+    if sdk_ratios:
+        request_rows.append([f"openai.OpenAI {sdk_version} (peer)", f"{med(req_sdk) * 1e6:.0f}", spread(sdk_ratios)])
+    write_result(
+        "openai_compat", "OpenAI-compatible engines (llamacpp)",
+        summary=(f"`LlamaCppEngine` against a raw pooled httpx client sending the same payload, over a loopback "
+                 f"server in its own process; {args.rounds} rounds of {args.requests} requests (alternating blocks "
+                 f"of 10) and {args.streams} streams of {N_CHUNKS} chunks, interleaved; ratios are medians of "
+                 "per-round ratios (min-max in brackets)."),
+        tables=[
+            table("Per non-streamed request (lower is better)", ["client", "median \u00b5s", "vs floor"], request_rows),
+            table(f"Stream chunk rate, {N_CHUNKS} chunks per stream (higher is better)", ["client", "chunks/s", "vs floor"],
+                  [["raw httpx.AsyncClient line loop (floor)", f"{raw_rate / 1e3:.1f}k", "1.00\u00d7"],
+                   *([f"jarvis llamacpp `{key}`", f"{med(rates[key]) / 1e3:.1f}k", spread(stream_ratios[key])]
+                     for key in ("stream_full", "stream"))]),
+            table("TCP connections opened", ["calls", "connections"],
+                  [[f"{n} `generate`", str(conns_generate)], [f"{2 * n} streams", str(conns_stream)]]),
+        ],
+        budgets=[budget("llamacpp `generate` / floor", fmt_ratio(med(ratios)), "<= 1.10\u00d7", med(ratios) <= 1.10),
+                 *(budget(f"llamacpp `{key}` chunk rate / floor", fmt_ratio(med(v)), ">= 0.90\u00d7", med(v) >= 0.90)
+                   for key, v in stream_ratios.items()),
+                 budget("connections for the generate calls / the streams", f"{conns_generate} / {conns_stream}",
+                        "1 / 1", conns_generate <= 1 and conns_stream <= 1)],
+        data={"request_us": {"floor": med(req_raw) * 1e6, "jarvis llamacpp": med(req_eng) * 1e6,
+                             **({"openai.OpenAI": med(req_sdk) * 1e6} if sdk_ratios else {})},
+              "request_ratio": {"jarvis llamacpp": med(ratios), **({"openai.OpenAI": med(sdk_ratios)} if sdk_ratios else {})},
+              "chunk_rate_ratio": {f"jarvis llamacpp {k}": med(v) for k, v in stream_ratios.items()}},
+    )
     return 0
 
 

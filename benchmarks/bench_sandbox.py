@@ -19,6 +19,8 @@ import sys
 import time
 from typing import Callable, Dict, List, Sequence
 
+from results import budget, fmt_ratio, table, write_result
+
 from jarvis_agents.sandbox import PythonSandbox
 
 BUDGET = 2.0
@@ -60,6 +62,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{name:<22} {value * 1000:8.1f} ms (median of {opts.runs})")
     ok = ratio <= BUDGET
     print(f"ratio {ratio:.2f}x (budget {BUDGET}x) {'ok' if ok else 'MISSED'}; interpreter {python}")
+    write_result(
+        "sandbox", "Python sandbox run",
+        summary=(f"`PythonSandbox().run(\"pass\")` against starting the same interpreter bare (`-I -S -c pass`); "
+                 f"{opts.runs} interleaved runs, medians."),
+        tables=[table("Wall time", ["command", "median ms"], [[n, f"{v * 1000:.1f}"] for n, v in medians.items()])],
+        budgets=[budget("PythonSandbox.run / bare interpreter", fmt_ratio(ratio), f"<= {fmt_ratio(BUDGET)}", ok)],
+        data={"ratio": ratio},
+    )
     return 1 if opts.strict and not ok else 0
 
 

@@ -47,6 +47,7 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_openai_compat import MESSAGES, MODEL, N_CHUNKS, _serve  # the shared canned backend
+from results import budget, fmt_ratio, table, write_result
 
 CONCURRENCY = (1, 16, 64)
 
@@ -239,7 +240,44 @@ def main() -> int:
             goal = "   (goal >= 0.80x)" if c == 64 and name == "jarvis" else ""
             print(f"   {name:<8} {med(r['latency']) * 1e3:8.2f} ms/request (+{med(added):.2f} ms, {med(lat):.2f}x)"
                   f"   {med(r['rate']):9.0f} chunks/s ({med(rate):.2f}x){goal}")
+    _write(results, targets, args, litellm_note)
     return 0
+
+
+def _write(results: Dict[str, Dict[int, Dict[str, List[float]]]], targets: Dict[str, str], args: argparse.Namespace,
+           litellm_note: str) -> None:
+    """The result for the report (``results.py``): the same figures as the printout."""
+    med = statistics.median
+    rows = []
+    ratios: Dict[str, Dict[int, Dict[str, float]]] = {}
+    for c in CONCURRENCY:
+        floor = results["direct"][c]
+        rows.append([f"{c}", "backend directly (floor)", f"{med(floor['latency']) * 1e3:.2f}", "", "1.00\u00d7",
+                     f"{med(floor['rate']) / 1e3:.1f}k", "1.00\u00d7"])
+        for name in (n for n in targets if n != "direct"):
+            r = results[name][c]
+            lat = med([x / f for x, f in zip(r["latency"], floor["latency"], strict=True)])
+            added = med([(x - f) * 1e3 for x, f in zip(r["latency"], floor["latency"], strict=True)])
+            rate = med([x / f for x, f in zip(r["rate"], floor["rate"], strict=True)])
+            ratios.setdefault(name, {})[c] = {"latency": lat, "rate": rate, "added_ms": added}
+            label = "jarvis serve" if name == "jarvis" else "LiteLLM proxy (peer)"
+            rows.append([f"{c}", label, f"{med(r['latency']) * 1e3:.2f}", f"+{added:.2f}", fmt_ratio(lat),
+                         f"{med(r['rate']) / 1e3:.1f}k", fmt_ratio(rate)])
+    kept = ratios["jarvis"][64]["rate"] if 64 in CONCURRENCY else None
+    write_result(
+        "server", "jarvis serve",
+        summary=("`jarvis serve` (uvicorn, the openai-compat engine) in front of a canned backend, against calling "
+                 "the backend directly with the same pooled httpx client, and LiteLLM's proxy over the same backend "
+                 f"when it is installed; {args.rounds} interleaved rounds of {args.requests} requests and "
+                 f"{args.streams} streams of {N_CHUNKS} chunks per concurrent client. LiteLLM: "
+                 + (litellm_note if "litellm" in targets else f"left out: {litellm_note}") + "."),
+        tables=[table("Per concurrent client count: mean request latency and aggregate stream chunk rate",
+                      ["clients", "target", "ms/request", "added ms", "latency vs floor", "chunks/s", "rate vs floor"],
+                      rows)],
+        budgets=[budget("jarvis serve chunk rate at 64 concurrent streams / the backend's", fmt_ratio(kept),
+                        ">= 0.80\u00d7", kept >= 0.8)] if kept is not None else [],
+        data={"ratios": ratios},
+    )
 
 
 if __name__ == "__main__":

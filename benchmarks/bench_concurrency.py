@@ -1,0 +1,314 @@
+"""Chunk rate under concurrency: N async streams at once against one fast loopback server, for jarvis's
+engines, raw httpx line loops and the official async clients, side by side in one run.
+
+    python benchmarks/bench_concurrency.py [--rounds 5] [--concurrency 1 16 64 256] [--chunks 200]
+                                           [--min-chunks 12800] [--only NAME ...]
+
+The server (``loopback.py``, its own process) answers every stream with ``--chunks`` content chunks sent in
+one write: SSE for the OpenAI-compatible clients, NDJSON for the Ollama ones. Each client is one
+long-lived client object, as an application holds one, with its library's default connection limits:
+
+* ``httpx SSE loop`` / ``httpx NDJSON loop``: one ``httpx.AsyncClient``, ``aiter_lines`` and ``json.loads``
+  per line (the floors: what a hand-written client does);
+* ``jarvis llamacpp``, ``jarvis cloud (openai)``, ``jarvis ollama``: the engines' ``stream_full``;
+* ``openai.AsyncOpenAI`` and ``ollama.AsyncClient``, when installed.
+
+A burst starts N streams together (``asyncio.gather``); each reads its stream to the end and its text is
+checked. Bursts repeat until at least ``--min-chunks`` chunks were read (so one stream is not a single 2 ms
+sample). Rounds are interleaved: every round runs every client at every N, in a rotated order.
+
+Reported, medians over rounds: the aggregate chunk rate (chunks/s over the bursts' wall time), each client's
+rate at N as a fraction of its own one-stream rate (goal for the engines: at least 0.8x at 256), the
+engines' rate against their floor at the same N, and the TCP connections the server accepted per burst.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import statistics
+import sys
+import time
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Tuple
+
+from loopback import MODEL, OLLAMA_TEXT, LoopbackServer, openai_text
+from results import budget, fmt_ratio, table, write_result
+
+MESSAGES = [{"role": "user", "content": "Count to two hundred."}]
+GOAL = 0.8
+#: Longer than httpx's default keep-alive expiry (5 s).
+IDLE_S = 6.0
+#: client name -> (protocol, floor name, whether it is one of ours).
+CLIENTS: Dict[str, Tuple[str, str, bool]] = {
+    "httpx SSE loop": ("openai", "httpx SSE loop", False),
+    "jarvis llamacpp": ("openai", "httpx SSE loop", True),
+    "jarvis cloud (openai)": ("openai", "httpx SSE loop", True),
+    "openai.AsyncOpenAI": ("openai", "httpx SSE loop", False),
+    "httpx NDJSON loop": ("ollama", "httpx NDJSON loop", False),
+    "jarvis ollama": ("ollama", "httpx NDJSON loop", True),
+    "ollama.AsyncClient": ("ollama", "httpx NDJSON loop", False),
+}
+
+Stream = Callable[[], Awaitable[str]]
+
+
+def make_clients(url: str, only: Optional[List[str]]) -> Tuple[Dict[str, Stream], List[Callable[[], Awaitable[None]]], Dict[str, str]]:
+    """``(streams, closers, versions)``: one coroutine function per client that reads one whole stream and
+    returns its text, what closes each client, and the peer libraries' versions (or why one is missing)."""
+    import httpx
+
+    from jarvis_core import create_engine
+
+    streams: Dict[str, Stream] = {}
+    closers: List[Callable[[], Awaitable[None]]] = []
+    versions: Dict[str, str] = {"httpx": httpx.__version__}
+    raw = httpx.AsyncClient(base_url=url, timeout=60)
+    closers.append(raw.aclose)
+    sse_body = {"model": MODEL, "messages": MESSAGES, "max_tokens": 256, "stream": True}
+    ndjson_body = {"model": MODEL, "messages": MESSAGES, "stream": True, "options": {"num_predict": 256}}
+
+    async def sse_loop() -> str:
+        out = []
+        async with raw.stream("POST", "/v1/chat/completions", json=sse_body) as response:
+            async for line in response.aiter_lines():
+                if line.startswith("data: ") and line != "data: [DONE]":
+                    choices = json.loads(line[6:])["choices"]
+                    if choices and choices[0]["delta"].get("content"):
+                        out.append(choices[0]["delta"]["content"])
+        return "".join(out)
+
+    async def ndjson_loop() -> str:
+        out = []
+        async with raw.stream("POST", "/api/chat", json=ndjson_body) as response:
+            async for line in response.aiter_lines():
+                if line:
+                    text = json.loads(line)["message"]["content"]
+                    if text:
+                        out.append(text)
+        return "".join(out)
+
+    def engine_stream(engine: Any, model: str) -> Stream:
+        async def run() -> str:
+            out = []
+            async for chunk in engine.stream_full(MESSAGES, model=model, max_tokens=256):
+                if chunk.content:
+                    out.append(chunk.content)
+            return "".join(out)
+
+        closers.append(engine.aclose)
+        return run
+
+    streams["httpx SSE loop"] = sse_loop
+    streams["httpx NDJSON loop"] = ndjson_loop
+    streams["jarvis llamacpp"] = engine_stream(create_engine("llamacpp", host=url), MODEL)
+    cloud = create_engine("cloud", openai_api_key="sk-bench-0000000000", openai_base_url=url + "/v1", environ={})
+    streams["jarvis cloud (openai)"] = engine_stream(cloud, "openai/" + MODEL)
+    streams["jarvis ollama"] = engine_stream(create_engine("ollama", host=url), MODEL)
+
+    try:
+        import openai
+    except ImportError as exc:
+        versions["openai"] = f"not installed ({exc}); left out"
+    else:
+        versions["openai"] = openai.__version__
+        sdk = openai.AsyncOpenAI(base_url=url + "/v1", api_key="sk-bench-0000000000", max_retries=0)
+        closers.append(sdk.close)
+
+        async def openai_sdk() -> str:
+            out = []
+            stream = await sdk.chat.completions.create(model=MODEL, messages=MESSAGES, max_tokens=256,
+                                                       stream=True)
+            async for chunk in stream:
+                if chunk.choices and chunk.choices[0].delta.content:
+                    out.append(chunk.choices[0].delta.content)
+            return "".join(out)
+
+        streams["openai.AsyncOpenAI"] = openai_sdk
+    try:
+        import ollama
+    except ImportError as exc:
+        versions["ollama"] = f"not installed ({exc}); left out"
+    else:
+        from importlib.metadata import version
+
+        versions["ollama"] = version("ollama")
+        client = ollama.AsyncClient(host=url)
+
+        async def ollama_client() -> str:
+            out = []
+            async for part in await client.chat(model=MODEL, messages=MESSAGES, stream=True, options={"num_predict": 256}):
+                if part.message.content:
+                    out.append(part.message.content)
+            return "".join(out)
+
+        async def close_ollama() -> None:
+            await client._client.aclose()  # the library has no public close
+
+        streams["ollama.AsyncClient"] = ollama_client
+        closers.append(close_ollama)
+    if only:
+        streams = {k: v for k, v in streams.items() if k in only or CLIENTS[k][1] == k}
+    return {k: streams[k] for k in CLIENTS if k in streams}, closers, versions
+
+
+async def burst(stream: Stream, expected: str, n: int) -> float:
+    """Seconds for ``n`` concurrent streams, each read to the end and checked."""
+    start = time.perf_counter()
+    texts = await asyncio.gather(*(stream() for _ in range(n)))
+    elapsed = time.perf_counter() - start
+    bad = sum(1 for t in texts if t != expected)
+    if bad:
+        raise SystemExit(f"{bad} of {n} concurrent streams returned the wrong text")
+    return elapsed
+
+
+async def measure(stream: Stream, expected: str, n: int, min_chunks: int, chunks: int,
+                  server: LoopbackServer) -> Tuple[float, float]:
+    """``(chunks/s, new connections per burst)`` of bursts of ``n`` concurrent streams, after one burst that
+    is not counted: the pool is as the previous bursts left it, not as the other clients' turns did."""
+    await burst(stream, expected, n)
+    bursts = max(1, math.ceil(min_chunks / (n * chunks)))
+    before = server.connections()
+    elapsed = 0.0
+    for _ in range(bursts):
+        elapsed += await burst(stream, expected, n)
+    return bursts * n * chunks / elapsed, (server.connections() - before) / bursts
+
+
+async def after_idle(streams: Dict[str, Stream], expected: Dict[str, str], n: int, chunks: int,
+                     server: LoopbackServer) -> Dict[str, Tuple[float, float]]:
+    """``{client: (chunks/s, new connections)}`` of one burst of ``n`` streams after every client was idle
+    for longer than httpx's keep-alive expiry (5 s): what a burst after a pause costs."""
+    await asyncio.sleep(IDLE_S)
+    out = {}
+    for name, stream in streams.items():
+        before = server.connections()
+        elapsed = await burst(stream, expected[CLIENTS[name][0]], n)
+        out[name] = (n * chunks / elapsed, float(server.connections() - before))
+    return out
+
+
+Results = Dict[str, Dict[int, Dict[str, List[float]]]]
+
+
+async def run(server: LoopbackServer, args: argparse.Namespace) -> Tuple[Results, Dict[str, Tuple[float, float]], Dict[str, str]]:
+    """Every round, every N, every client (rotated); then one burst at the widest N after an idle pause."""
+    streams, closers, versions = make_clients(server.url, args.only)
+    expected = {"openai": openai_text(args.chunks), "ollama": OLLAMA_TEXT * args.chunks}
+    out: Results = {name: {n: {"rate": [], "conns": []} for n in args.concurrency} for name in streams}
+    try:
+        for name, stream in streams.items():  # warm-up and correctness: imports, pools, adapters
+            await burst(stream, expected[CLIENTS[name][0]], 16)
+        names = list(streams)
+        for r in range(args.rounds):
+            for n in args.concurrency:
+                for name in names[r % len(names):] + names[:r % len(names)]:
+                    rate, conns = await measure(streams[name], expected[CLIENTS[name][0]], n, args.min_chunks,
+                                                args.chunks, server)
+                    out[name][n]["rate"].append(rate)
+                    out[name][n]["conns"].append(conns)
+            print(f"round {r + 1}/{args.rounds} done", flush=True)
+        idle = await after_idle(streams, expected, max(args.concurrency), args.chunks, server)
+    finally:
+        for close in closers:
+            await close()
+    return out, idle, versions
+
+
+def _spread(values: List[float]) -> str:
+    return f"{fmt_ratio(statistics.median(values))} ({min(values):.2f}-{max(values):.2f})"
+
+
+def _print_table(t: Dict[str, Any]) -> None:
+    print(f"\n## {t['caption']}")
+    rows = [t["headers"], *t["rows"]]
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(t["headers"]))]
+    for row in rows:
+        print("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+
+
+def report(results: Results, idle: Dict[str, Tuple[float, float]], versions: Dict[str, str],
+           args: argparse.Namespace) -> int:
+    med = statistics.median
+    ns = args.concurrency
+    one, widest = ns[0], max(ns)
+    print(f"# bench_concurrency: {args.rounds} rounds; streams of {args.chunks} chunks; at least {args.min_chunks} "
+          f"chunks per client per N per round; python {sys.version.split()[0]}; "
+          + ", ".join(f"{k} {v}" for k, v in versions.items()))
+    rate_rows, scale_rows, floor_rows, conn_rows = [], [], [], []
+    scaling: Dict[str, Dict[int, List[float]]] = {}
+    budgets = []
+    for name, per_n in results.items():
+        rate_rows.append([name, *(f"{med(per_n[n]['rate']) / 1e3:.1f}k" for n in ns)])
+        scaling[name] = {n: [x / base for x, base in zip(per_n[n]["rate"], per_n[one]["rate"], strict=True)]
+                         for n in ns}
+        scale_rows.append([name, *(_spread(scaling[name][n]) for n in ns[1:])])
+        conn_rows.append([name, *(f"{med(per_n[n]['conns']):.1f}" for n in ns),
+                          f"{idle[name][1]:.0f}", f"{idle[name][0] / 1e3:.1f}k"])
+        floor = CLIENTS[name][1]
+        if floor != name and floor in results:
+            floor_rows.append([name, floor, *(_spread([x / f for x, f in zip(per_n[n]["rate"], results[floor][n]["rate"],
+                                                                                strict=True)]) for n in ns)])
+        if CLIENTS[name][2] and widest != one:
+            kept = med(scaling[name][widest])
+            budgets.append(budget(f"{name}: chunk rate at {widest} concurrent streams / its rate at {one}",
+                                  fmt_ratio(kept), f">= {fmt_ratio(GOAL)}", kept >= GOAL))
+    heads = [f"N={n}" for n in ns]
+    tables = [
+        table(f"Aggregate chunk rate (chunks/s) with N streams of {args.chunks} chunks at once (median over rounds)",
+              ["client", *heads], rate_rows),
+        table(f"Rate at N as a fraction of the same client's rate at N={one} (median, min-max over rounds); "
+              f"goal for jarvis engines: at least {fmt_ratio(GOAL)} at N={widest}", ["client", *heads[1:]], scale_rows),
+        table("Rate against the floor at the same N (median, min-max of per-round ratios)",
+              ["client", "floor", *heads], floor_rows),
+        table(f"New TCP connections per burst of N streams (pool warm from a burst at the same N), and one burst of "
+              f"{widest} after {IDLE_S:g} s idle", ["client", *heads, f"after idle, N={widest}", "its chunks/s"],
+              conn_rows,
+              notes=["httpx keeps at most 20 idle connections per client and drops them after 5 s idle (the "
+                     "libraries' defaults), so a burst after a pause opens a connection for every stream."]),
+    ]
+    for t in tables:
+        _print_table(t)
+    print()
+    for b in budgets:
+        print(f"{b['what']}: {b['value']} (goal {b['budget']}) {'met' if b['met'] else 'NOT met'}")
+    write_result(
+        "concurrency", "Concurrent streams",
+        summary=(f"N async streams at once (N = {', '.join(map(str, ns))}), each {args.chunks} content chunks sent "
+                 "in one write by a loopback server in its own process (SSE for the OpenAI-compatible clients, "
+                 "NDJSON for the Ollama ones); one long-lived client object per library, with its default "
+                 f"connection limits. Each point is one uncounted burst, then bursts until {args.min_chunks} "
+                 f"chunks; {args.rounds} interleaved rounds, clients in rotated order. Floors: raw httpx line loops "
+                 "(`aiter_lines` + `json.loads`). Peers, same run: "
+                 + ", ".join(f"{k} {v}" for k, v in versions.items()) + "."),
+        tables=tables, budgets=budgets,
+        data={"concurrency": ns, "chunks": args.chunks, "versions": versions, "idle_seconds": IDLE_S,
+              "clients": {name: {"ours": CLIENTS[name][2], "floor": CLIENTS[name][1],
+                                 "rate": {str(n): med(per_n[n]["rate"]) for n in ns},
+                                 "kept": {str(n): med(scaling[name][n]) for n in ns},
+                                 "conns_per_burst": {str(n): med(per_n[n]["conns"]) for n in ns},
+                                 "after_idle": {"rate": idle[name][0], "conns": idle[name][1]}}
+                          for name, per_n in results.items()}},
+    )
+    return 0 if all(b["met"] for b in budgets) or not args.strict else 1
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 64, 256],
+                    help="stream counts; the first is the base of the scaling ratios (default 1 16 64 256)")
+    ap.add_argument("--chunks", type=int, default=200, help="content chunks per stream (default 200)")
+    ap.add_argument("--min-chunks", type=int, default=12800, help="chunks per client per N per round (default 12800)")
+    ap.add_argument("--only", nargs="+", choices=list(CLIENTS), help="these clients (and their floors) only")
+    ap.add_argument("--strict", action="store_true", help="exit 1 when an engine keeps less than 0.8x at the widest N")
+    args = ap.parse_args(argv)
+    with LoopbackServer(args.chunks) as server:
+        results, idle, versions = asyncio.run(run(server, args))
+    return report(results, idle, versions, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,223 @@
+"""The benchmarks' fast loopback server: canned OpenAI-compatible and Ollama answers from a child process,
+counting the TCP connections clients open.
+
+    from loopback import LoopbackServer
+
+    with LoopbackServer(chunks=200) as server:
+        server.url            # http://127.0.0.1:PORT (OpenAI-compatible clients use server.url + "/v1")
+        server.connections()  # connections accepted so far that carried a client request
+
+Routes (a request must carry ``Content-Length``; the body is only searched for ``"stream"``):
+
+* ``POST …/chat/completions`` (OpenAI Chat Completions): a 200-token JSON reply, or with ``"stream": true``
+  an SSE stream of ``chunks`` content deltas, a finish chunk, a usage chunk and ``data: [DONE]``
+  (chunked transfer encoding), as llama.cpp and vLLM send it;
+* ``POST /api/chat`` (Ollama): ``chunks`` NDJSON lines and the final ``done`` line, or with
+  ``"stream": false`` the whole JSON answer;
+* ``GET /stats``: ``{"connections": N}``; anything else: Ollama's ``{"version": …}``.
+
+Every answer is prepared once and sent in one write, and the server parses only the request line, the
+``Content-Length`` header and whether the body asks for a stream, so its own cost stays far below any
+client's. It runs an asyncio event loop in its own process (not charged to the clients being measured) and
+accepts a backlog of 1024, so hundreds of connections opened at once are not refused or delayed.
+
+Connections are counted when their first request arrives, and ``/stats`` requests never count one, so
+:meth:`LoopbackServer.connections` does not disturb what it measures.
+
+Alone: ``python benchmarks/loopback.py --chunks 200`` prints the port and serves until stdin closes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import http.client
+import json
+import socket
+import subprocess
+import sys
+import threading
+from typing import Any, Dict, List, Optional, Tuple
+
+MODEL = "bench-model"
+OPENAI_TEXT = " tok{i}"
+OLLAMA_TEXT = " sky"
+PROMPT_TOKENS = 20
+
+
+# -- canned answers -------------------------------------------------------------------------------------
+def _compact(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"))
+
+
+def _response(ctype: bytes, body: bytes, *, chunked: bool = False) -> bytes:
+    if chunked:
+        return (b"HTTP/1.1 200 OK\r\nContent-Type: " + ctype + b"\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + b"%x\r\n" % len(body) + body + b"\r\n0\r\n\r\n")
+    return b"HTTP/1.1 200 OK\r\nContent-Type: " + ctype + b"\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+
+
+def openai_text(chunks: int) -> str:
+    """The whole text of an OpenAI-compatible answer of ``chunks`` tokens."""
+    return "".join(OPENAI_TEXT.format(i=i) for i in range(chunks))
+
+
+def openai_answers(chunks: int, model: str = MODEL) -> Tuple[bytes, bytes]:
+    """``(whole, streamed)`` HTTP responses of ``/v1/chat/completions``."""
+    usage = {"prompt_tokens": PROMPT_TOKENS, "completion_tokens": chunks, "total_tokens": PROMPT_TOKENS + chunks}
+    base = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1, "model": model,
+            "system_fingerprint": "fp_bench"}
+
+    def event(delta: Dict[str, Any], finish: Optional[str] = None) -> Dict[str, Any]:
+        return dict(base, choices=[{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}], usage=None)
+
+    events = [event({"role": "assistant", "content": ""})]
+    events += [event({"content": OPENAI_TEXT.format(i=i)}) for i in range(chunks)]
+    events += [event({}, "stop"), dict(base, choices=[], usage=usage)]
+    sse = "".join(f"data: {_compact(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+    whole = {"id": "chatcmpl-bench", "object": "chat.completion", "created": 1, "model": model,
+             "choices": [{"index": 0, "message": {"role": "assistant", "content": openai_text(chunks)},
+                          "finish_reason": "stop"}], "usage": usage}
+    return (_response(b"application/json", json.dumps(whole).encode()),
+            _response(b"text/event-stream", sse.encode(), chunked=True))
+
+
+def ollama_answers(chunks: int, model: str = MODEL) -> Tuple[bytes, bytes]:
+    """``(whole, streamed)`` HTTP responses of Ollama's ``/api/chat``."""
+    final = {"done": True, "done_reason": "stop", "total_duration": 4883583458, "load_duration": 1334875,
+             "prompt_eval_count": PROMPT_TOKENS, "prompt_eval_duration": 342546000, "eval_count": chunks,
+             "eval_duration": 4535599000}
+    line = {"model": model, "created_at": "2025-07-07T20:22:19.184789Z",
+            "message": {"role": "assistant", "content": OLLAMA_TEXT}, "done": False}
+    lines = [_compact(line)] * chunks
+    lines.append(_compact({"model": model, "created_at": "2025-07-07T20:22:19.219102Z",
+                           "message": {"role": "assistant", "content": ""}, **final}))
+    whole = {"model": model, "created_at": "2025-07-07T20:32:53.844124Z",
+             "message": {"role": "assistant", "content": OLLAMA_TEXT * chunks}, **final}
+    ctype = b"application/json; charset=utf-8"
+    return _response(ctype, _compact(whole).encode()), _response(b"application/x-ndjson", ("\n".join(lines) + "\n").encode())
+
+
+# -- the server (child process) ------------------------------------------------------------------------
+class _Answers:
+    def __init__(self, chunks: int) -> None:
+        self.openai = openai_answers(chunks)
+        self.ollama = ollama_answers(chunks)
+        self.version = _response(b"application/json; charset=utf-8", b'{"version":"0.12.6"}')
+        self.connections = 0
+
+    def reply(self, head: bytes, body: bytes) -> bytes:
+        path = head.split(b" ", 2)[1] if head.count(b" ") >= 2 else b""
+        flat = body.replace(b" ", b"")
+        if path.endswith(b"/chat/completions"):
+            return self.openai[b'"stream":true' in flat]
+        if path == b"/api/chat":
+            return self.ollama[b'"stream":false' not in flat]
+        if path == b"/stats":
+            return _response(b"application/json", _compact({"connections": self.connections}).encode())
+        return self.version
+
+
+class _Connection(asyncio.Protocol):
+    def __init__(self, answers: _Answers) -> None:
+        self.answers = answers
+        self.buf = b""
+        self.counted = False
+        self.transport: Any = None
+
+    def connection_made(self, transport: Any) -> None:
+        self.transport = transport
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def data_received(self, data: bytes) -> None:
+        self.buf += data
+        while True:
+            end = self.buf.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            head = self.buf[:end]
+            length = 0
+            for line in head.split(b"\r\n")[1:]:
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value)
+            start = end + 4
+            if len(self.buf) < start + length:
+                return
+            body, self.buf = self.buf[start:start + length], self.buf[start + length:]
+            if not self.counted and not head.startswith(b"GET /stats "):
+                self.counted = True
+                self.answers.connections += 1
+            self.transport.write(self.answers.reply(head, body))
+
+
+def serve(chunks: int, host: str = "127.0.0.1", port: int = 0) -> None:
+    """Serve until stdin closes; print the port first (one line)."""
+    answers = _Answers(chunks)
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        server = await loop.create_server(lambda: _Connection(answers), host, port, backlog=1024)
+        print(server.sockets[0].getsockname()[1], flush=True)
+        stop = loop.create_future()
+        threading.Thread(target=lambda: (sys.stdin.read(), loop.call_soon_threadsafe(stop.set_result, None)),
+                         daemon=True).start()
+        async with server:
+            await stop
+
+    asyncio.run(main())
+
+
+# -- the client side ---------------------------------------------------------------------------------------
+class LoopbackServer:
+    """The server in a child process; a context manager (``close()`` stops it)."""
+
+    def __init__(self, chunks: int = 200) -> None:
+        self.chunks = chunks
+        self.proc = subprocess.Popen([sys.executable, __file__, "--chunks", str(chunks)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline() if self.proc.stdout else ""
+        if not line.strip().isdigit():
+            self.close()
+            raise RuntimeError(f"the loopback server did not start (it printed {line!r})")
+        self.port = int(line)
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def connections(self) -> int:
+        """TCP connections accepted so far that carried a client request."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        try:
+            conn.request("GET", "/stats")
+            return int(json.loads(conn.getresponse().read())["connections"])
+        finally:
+            conn.close()
+
+    def close(self) -> None:
+        if self.proc.stdin and not self.proc.stdin.closed:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+    def __enter__(self) -> LoopbackServer:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--chunks", type=int, default=200, help="tokens per answer (default 200)")
+    ap.add_argument("--port", type=int, default=0, help="port (default: a free one, printed)")
+    args = ap.parse_args(argv)
+    serve(args.chunks, port=args.port)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
