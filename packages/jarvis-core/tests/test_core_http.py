@@ -6,6 +6,7 @@ Driven two ways: ``httpx.MockTransport`` (no sockets) and the loopback ReplaySer
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -18,7 +19,7 @@ import httpx
 import pytest
 
 from jarvis_core.engine.http import HTTPEngine, normalize_base_url
-from jarvis_core.engine.streams import aiter_ndjson, aiter_sse_json, iter_sse_json
+from jarvis_core.engine.streams import LineByteDecoder, SSEByteDecoder, decode_json
 from jarvis_core.errors import (
     AuthenticationError,
     BadRequestError,
@@ -38,6 +39,24 @@ from jarvis_core.errors import (
 from jarvis_core.testing import Exchange, ReplayServer, closed_port_url
 
 KEY = "sk-test-SECRET-key-987654"
+
+
+@contextlib.asynccontextmanager
+async def streamed(engine, path, decoder):
+    """The JSON items of a streamed POST, read the way engines read them: ``astream_batches`` and a byte
+    decoder (``SSEByteDecoder(until_done=True)`` or ``LineByteDecoder()``), one item at a time."""
+    async with engine.astream_batches("POST", path, decoder, json_body={}) as batches:
+        async def items():
+            async for batch in batches:
+                for raw in batch:
+                    if raw.strip():
+                        yield decode_json(raw, engine_id=engine.engine_id)
+
+        gen = items()
+        try:
+            yield gen
+        finally:
+            await gen.aclose()
 
 
 class Mini(HTTPEngine):
@@ -128,16 +147,10 @@ async def test_async_request_maps_errors_too():
 async def test_stream_error_status_raises_before_any_line():
     engine = mock_engine(answering(400, {"error": {"message": "prompt is too long"}}))
     with pytest.raises(ContextLengthError):
-        async with engine.astream_lines("POST", "/v1/chat/completions", json_body={}) as lines:
-            async for _ in lines:
-                raise AssertionError("no line may be yielded for an error status")
+        async with streamed(engine, "/v1/chat/completions", SSEByteDecoder()) as items:
+            async for _ in items:
+                raise AssertionError("no item may be yielded for an error status")
     await engine.aclose()
-
-
-def test_sync_stream_error_status():
-    engine = mock_engine(answering(401, {"error": "no"}))
-    with pytest.raises(AuthenticationError), engine.stream_lines("POST", "/x", json_body={}) as lines:
-        list(lines)
 
 
 # -- secrets ------------------------------------------------------------------------------------------
@@ -178,7 +191,7 @@ async def test_async_connection_refused():
     with pytest.raises(EngineConnectionError):
         await engine.arequest_json("GET", "/x")
     with pytest.raises(EngineConnectionError):
-        async with engine.astream_lines("POST", "/x", json_body={}):
+        async with streamed(engine, "/x", LineByteDecoder()):
             pass
     await engine.aclose()
 
@@ -211,19 +224,11 @@ async def test_server_cut_mid_stream_is_stream_error():
         engine = Mini(host=server.url)
         got = []
         with pytest.raises(StreamError, match="broke off"):
-            async with engine.astream_lines("POST", "/s", json_body={}) as stream:
-                async for payload in aiter_sse_json(stream):
+            async with streamed(engine, "/s", SSEByteDecoder(until_done=True)) as items:
+                async for payload in items:
                     got.append(payload["n"])
         assert got == [1, 2]
         await engine.aclose()
-
-
-def test_sync_stream_cut_mid_stream_is_stream_error():
-    with ReplayServer([Exchange("POST", "/s", ndjson=[{"n": 1}, {"n": 2}], break_after=1)]) as server:
-        engine = Mini(host=server.url)
-        with pytest.raises(StreamError), engine.stream_lines("POST", "/s", json_body={}) as stream:
-            list(stream)
-        engine.close()
 
 
 _KILLABLE_SERVER = textwrap.dedent(
@@ -245,8 +250,8 @@ async def test_killed_server_mid_stream_raises_stream_error_not_a_timeout():
         engine = Mini(host=url, timeout=120)  # a hang would show up as a timeout error, far later
         got = []
         with pytest.raises(StreamError):
-            async with engine.astream_lines("POST", "/s", json_body={}) as stream:
-                async for obj in aiter_ndjson(stream):
+            async with streamed(engine, "/s", LineByteDecoder()) as items:
+                async for obj in items:
                     got.append(obj["n"])
                     os.kill(proc.pid, signal.SIGKILL)
         assert got == [1]
@@ -263,9 +268,9 @@ async def test_abandoning_a_stream_closes_its_connection_at_once():
     with ReplayServer([Exchange("POST", "/s", ndjson=[1, 2, 3], hold=gate)]) as server:
         engine = Mini(host=server.url)
 
-        async def engine_stream():  # how engines wrap astream_lines
-            async with engine.astream_lines("POST", "/s", json_body={}) as stream:
-                async for obj in aiter_ndjson(stream):
+        async def engine_stream():  # how engines wrap astream_batches
+            async with streamed(engine, "/s", LineByteDecoder()) as items:
+                async for obj in items:
                     yield obj
 
         agen = engine_stream()
@@ -278,20 +283,14 @@ async def test_abandoning_a_stream_closes_its_connection_at_once():
 
 
 # -- pooling ------------------------------------------------------------------------------------------
-def test_sync_client_is_pooled_across_plain_and_streamed_calls():
-    exchanges = [
-        Exchange("GET", "/v1/models", json={"data": [{"id": "a"}]}),
-        Exchange("POST", "/s", sse=['data: {"x": 1}', "data: [DONE]"]),
-    ]
-    with ReplayServer(exchanges) as server:
+def test_sync_client_is_pooled():
+    with ReplayServer([Exchange("GET", "/v1/models", json={"data": [{"id": "a"}]})]) as server:
         engine = Mini(host=server.url + "/v1/")
         assert engine.base_url == server.url
         for _ in range(3):
             assert engine.list_models() == ["a"]
-            with engine.stream_lines("POST", "/s", json_body={}) as stream:
-                assert list(iter_sse_json(stream)) == [{"x": 1}]
         assert engine.client is engine.client
-        assert server.connection_count == 1 and len(server.requests) == 6
+        assert server.connection_count == 1 and len(server.requests) == 3
         engine.close()
         engine.close()
         assert server.wait_until(lambda s: s.open_connections == 0)
@@ -306,10 +305,10 @@ async def test_async_client_is_pooled_even_when_streams_stop_at_done():
     with ReplayServer(exchanges) as server:
         engine = Mini(host=server.url)
         for _ in range(3):
-            async with engine.astream_lines("POST", "/sse", json_body={}) as stream:
-                assert [p async for p in aiter_sse_json(stream)] == [{"x": 1}]
-            async with engine.astream_lines("POST", "/nd", json_body={}) as stream:
-                async for obj in aiter_ndjson(stream):
+            async with streamed(engine, "/sse", SSEByteDecoder(until_done=True)) as items:
+                assert [p async for p in items] == [{"x": 1}]
+            async with streamed(engine, "/nd", LineByteDecoder()) as items:
+                async for obj in items:
                     if obj["done"]:
                         break  # stop at the protocol's end marker
             assert await engine.arequest_json("GET", "/j") == {"ok": 1}

@@ -455,3 +455,14 @@ def test_listing_plugins_imports_no_engine_code():
     assert not {m for m in mods if m.split(".")[0] in ("httpx", "httpcore")}, "listing plugins imported httpx"
     engine_modules = {m for m in mods if m.startswith("jarvis_engine_") and "." in m}
     assert {m.split(".", 1)[1] for m in engine_modules} <= {"plugin"}, engine_modules
+
+
+def test_every_switch_reads_the_environment_the_same_way():
+    """JARVIS_DEBUG, JARVIS_STRICT_PLUGINS (plugin manager and plugin config sections) share env_flag."""
+    from jarvis_core.switches import env_flag
+
+    for on in ("1", "true", "TRUE", " yes ", "On"):
+        assert env_flag("X", {"X": on})
+    for off in ("", "0", "false", "no", "off", "2", "enabled"):
+        assert not env_flag("X", {"X": off})
+    assert not env_flag("X", {})

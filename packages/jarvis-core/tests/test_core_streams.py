@@ -1,23 +1,17 @@
-"""SSE and NDJSON readers: framing edge cases, [DONE], empty choices, usage-only chunks, mid-stream errors."""
+"""SSE and NDJSON decoding: framing edge cases, [DONE], empty choices, usage-only chunks, mid-stream errors.
+
+Through the byte decoders the engines use (``SSEByteDecoder``, ``LineByteDecoder``) and ``decode_json``.
+"""
 
 from __future__ import annotations
 
 import json
 import pathlib
-from typing import AsyncIterator, Iterable, List
+from typing import Iterator, List
 
 import pytest
 
-from jarvis_core.engine.streams import (
-    SSEDecoder,
-    aiter_ndjson,
-    aiter_sse,
-    aiter_sse_json,
-    decode_json,
-    iter_ndjson,
-    iter_sse,
-    iter_sse_json,
-)
+from jarvis_core.engine.streams import LineByteDecoder, SSEByteDecoder, SSEDecoder, decode_json
 from jarvis_core.errors import (
     AuthenticationError,
     ContextLengthError,
@@ -26,18 +20,28 @@ from jarvis_core.errors import (
     StreamError,
 )
 
-DATA = pathlib.Path(__file__).parent / "data"
+DATA = pathlib.Path(__file__).resolve().parents[3] / "tests" / "data"
 SSE = {t["id"]: t for t in json.loads((DATA / "openai_sse_transcripts.json").read_text())}
 OLLAMA = {t["id"]: t for t in json.loads((DATA / "ollama_transcripts.json").read_text())}
 
 
 def events(text: str):
-    return [(e.event, e.data) for e in iter_sse(text.splitlines(keepends=True))]
+    dec = SSEByteDecoder(events=True)
+    return [(e.event, e.data) for e in dec.feed(text.encode()) + dec.flush()]
 
 
-async def alines(lines: Iterable[str]) -> AsyncIterator[str]:
-    for line in lines:
-        yield line
+def sse_json(text: str, engine_id: str = "") -> Iterator[object]:
+    """The JSON payloads of an OpenAI-style stream, up to [DONE], decoded one by one (as engines do)."""
+    dec = SSEByteDecoder(until_done=True)
+    for data in dec.feed(text.encode()) + dec.flush():
+        yield decode_json(data, engine_id=engine_id)
+
+
+def ndjson(lines: List[str], engine_id: str = "") -> Iterator[object]:
+    dec = LineByteDecoder()
+    for line in dec.feed("\n".join(lines).encode()) + dec.flush():
+        if line.strip():
+            yield decode_json(line, engine_id=engine_id)
 
 
 # -- SSE framing --------------------------------------------------------------------------------------
@@ -74,7 +78,7 @@ def test_field_without_colon_and_unknown_fields():
     assert events("data\n\nfoo: bar\ndata: z\n\n") == [("message", ""), ("message", "z")]
 
 
-def test_decoder_feeds_lines_without_endings():
+def test_line_decoder_for_callers_that_read_lines():
     dec = SSEDecoder()
     assert dec.feed("data: a") is None
     ev = dec.feed("")
@@ -83,23 +87,27 @@ def test_decoder_feeds_lines_without_endings():
     assert "SSEEvent('message'" in repr(ev)
 
 
-async def test_async_sse_matches_sync():
-    text = ": c\r\nevent: e\r\ndata:1\r\n\r\ndata: 2\n\n"
-    sync = [(e.event, e.data) for e in iter_sse(text.splitlines())]
-    asy = [(e.event, e.data) async for e in aiter_sse(alines(text.splitlines()))]
-    assert sync == asy == [("e", "1"), ("message", "2")]
-
-
 # -- SSE JSON -----------------------------------------------------------------------------------------
 def test_done_stops_and_later_events_are_not_read():
-    lines = ["data: {\"a\": 1}", "", "data: [DONE]", "", "data: {\"after\": true}", ""]
-    assert list(iter_sse_json(lines)) == [{"a": 1}]
+    assert list(sse_json('data: {"a": 1}\n\ndata: [DONE]\n\ndata: {"after": true}\n\n')) == [{"a": 1}]
+
+
+@pytest.mark.parametrize("cut", [1, 3, 7, 1000])
+def test_sse_decoder_until_done_stops_at_the_marker_and_reads_on(cut):
+    body = b'data: {"a": 1}\n\ndata: [DONE] \r\n\r\ndata: {"after": true}\n\n: ping\n\ndata: [DONE]\n\n'
+    dec = SSEByteDecoder(until_done=True)
+    out = [p for i in range(0, len(body), cut) for p in dec.feed(body[i:i + cut])] + dec.flush()
+    assert out == ['{"a": 1}'] and dec.done
+    plain = SSEByteDecoder()
+    assert plain.feed(body) + plain.flush() == ['{"a": 1}', "[DONE] ", '{"after": true}', "[DONE]"]
+    assert not plain.done
+    unfinished = SSEByteDecoder(until_done=True)
+    assert unfinished.feed(b'data: {"a": 1}\n\n') + unfinished.flush() == ['{"a": 1}'] and not unfinished.done
 
 
 def test_empty_choices_and_usage_only_chunks_pass_through():
     t = SSE["llamacpp_reasoning_content_timings"]
-    lines = "\n\n".join(t["response"]["events"]).splitlines()
-    payloads = list(iter_sse_json(lines))
+    payloads = list(sse_json("\n\n".join(t["response"]["events"]) + "\n\n"))
     usage_only = payloads[-1]
     assert usage_only["choices"] == [] and usage_only["usage"]["total_tokens"] == 59
     reasoning = "".join(p["choices"][0]["delta"].get("reasoning_content") or "" for p in payloads if p["choices"])
@@ -108,17 +116,16 @@ def test_empty_choices_and_usage_only_chunks_pass_through():
 
 def test_synthetic_framing_transcript_parses():
     t = SSE["synthetic_sse_framing"]
-    raw = t["response"]["raw_sse"]
-    payloads = list(iter_sse_json(raw.splitlines()))
+    payloads = list(sse_json(t["response"]["raw_sse"]))
     content = "".join(p["choices"][0]["delta"].get("content") or "" for p in payloads if p["choices"])
     assert content == t["expected_aggregate"]["content"]
 
 
 def test_vllm_error_mid_stream_raises_typed_error():
-    lines = "\n\n".join(SSE["vllm_error_mid_stream"]["response"]["events"]).splitlines()
+    text = "\n\n".join(SSE["vllm_error_mid_stream"]["response"]["events"]) + "\n\n"
     got = []
     with pytest.raises(ServerError, match="engine core has died") as info:
-        for payload in iter_sse_json(lines, engine_id="vllm"):
+        for payload in sse_json(text, engine_id="vllm"):
             got.append(payload)
     assert info.value.engine_id == "vllm" and info.value.status_code == 500
     assert "".join(p["choices"][0]["delta"].get("content") or "" for p in got) == "Once upon"
@@ -128,7 +135,7 @@ def test_old_vllm_flat_error_object_is_an_error():
     flat = {"object": "error", "message": "This model's maximum context length is 4096 tokens", "type": "BadRequestError",
             "param": None, "code": 400}
     with pytest.raises(ContextLengthError):
-        list(iter_sse_json([f"data: {json.dumps(flat)}", ""]))
+        list(sse_json(f"data: {json.dumps(flat)}\n\n"))
 
 
 @pytest.mark.parametrize(
@@ -152,24 +159,17 @@ def test_null_error_field_is_not_an_error():
 
 def test_malformed_json_is_a_stream_error_with_excerpt():
     with pytest.raises(StreamError, match=r"malformed JSON.*not json"):
-        list(iter_sse_json(["data: {not json", ""], engine_id="e"))
-
-
-async def test_async_sse_json_stops_at_done_and_raises_errors():
-    assert [p async for p in aiter_sse_json(alines(["data: 1", "", "data: [DONE]", ""]))] == [1]
-    with pytest.raises(ServerError):
-        async for _ in aiter_sse_json(alines(['data: {"error": {"message": "x", "code": 503}}', ""])):
-            pass
+        list(sse_json("data: {not json\n\n", engine_id="e"))
 
 
 # -- NDJSON -------------------------------------------------------------------------------------------
 def test_ndjson_skips_blank_lines_and_decodes_each_line():
-    assert list(iter_ndjson(['{"a": 1}', "", "   ", '{"b": 2}\r'])) == [{"a": 1}, {"b": 2}]
+    assert list(ndjson(['{"a": 1}', "", "   ", '{"b": 2}\r'])) == [{"a": 1}, {"b": 2}]
 
 
 def test_ollama_stream_transcript():
     t = OLLAMA["chat_stream"]
-    objs = list(iter_ndjson(t["response"]["ndjson_lines"]))
+    objs = list(ndjson(t["response"]["ndjson_lines"]))
     assert "".join(o["message"]["content"] for o in objs) == t["expected_normalized"]["content"]
     assert objs[-1]["done"] is True
 
@@ -177,16 +177,9 @@ def test_ollama_stream_transcript():
 def test_ollama_error_mid_stream_raises_after_partial_content():
     got: List[dict] = []
     with pytest.raises(StreamError, match="error was encountered"):
-        for obj in iter_ndjson(OLLAMA["error_mid_stream"]["response"]["ndjson_lines"], engine_id="ollama"):
+        for obj in ndjson(OLLAMA["error_mid_stream"]["response"]["ndjson_lines"], engine_id="ollama"):
             got.append(obj)
     assert "".join(o["message"]["content"] for o in got) == OLLAMA["error_mid_stream"]["expected_normalized"]["content"]
-
-
-async def test_async_ndjson():
-    assert [o async for o in aiter_ndjson(alines(['{"x": 1}', "", '{"x": 2}']))] == [{"x": 1}, {"x": 2}]
-    with pytest.raises(StreamError):
-        async for _ in aiter_ndjson(alines(["{broken"])):
-            pass
 
 
 def _feed_cost(make, pieces: List[bytes], repeats: int = 5) -> float:
@@ -219,3 +212,4 @@ def test_assembling_a_long_line_or_event_is_linear(shape):
     small = _feed_cost(make, [first] + [piece] * 512)  # 8 MiB: measured 8-13 ms
     large = _feed_cost(make, [first] + [piece] * 2048)  # 32 MiB: measured 4.0-4.5x that; quadratic was 15-46x
     assert large / max(small, 1e-3) < 8, f"4x the input cost {large / small:.1f}x the time ({small:.3f}s, {large:.3f}s)"
+

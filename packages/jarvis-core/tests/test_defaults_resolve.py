@@ -245,3 +245,20 @@ def test_generator_rejects_malformed_tables():
                "patterns": ["x"]}
     rule = build_rules(parser, renamed)["rules"][-1]
     assert rule["sampling"] == {"temperature": 1, "top_p": 1, "top_k": 1, "repeat_penalty": 1.1}
+
+
+def test_the_sampling_field_list_is_the_one_of_the_user_rule_class():
+    """SAMPLING_FIELDS is the one list (engines, rules, the generator, FakeEngine and the server use it): it
+    must name exactly the sampling fields of ModelDefaultsRule, the class a user's [model_defaults] table
+    becomes, in the same order."""
+    import attrs
+
+    from jarvis_core.config import ModelDefaultsRule
+    from jarvis_core.defaults import SAMPLING_FIELDS as from_defaults
+    from jarvis_core.engine import SAMPLING_FIELDS, SAMPLING_OPTIONS
+    from jarvis_core.testing import FakeEngine
+
+    parsers = ("tool_parser", "reasoning_parser")
+    assert SAMPLING_FIELDS == tuple(f.name for f in attrs.fields(ModelDefaultsRule) if f.name not in parsers)
+    assert from_defaults is SAMPLING_FIELDS and SAMPLING_OPTIONS == frozenset(SAMPLING_FIELDS)
+    assert set(SAMPLING_FIELDS) - {"temperature"} <= FakeEngine([]).allowed_options

@@ -14,7 +14,7 @@ import pytest
 
 from jarvis_core.engine.http import HTTPEngine
 from jarvis_core.engine.messages import messages_to_dicts, tools_to_openai
-from jarvis_core.engine.streams import aiter_sse_json
+from jarvis_core.engine.streams import SSEByteDecoder, decode_json
 from jarvis_core.errors import StreamError
 from jarvis_core.testing import (
     EngineConformance,
@@ -27,7 +27,8 @@ from jarvis_core.testing import (
 )
 from jarvis_core.types import Completion, StreamChunk, ToolCall, Usage, normalize_finish_reason
 
-DATA = pathlib.Path(__file__).parent / "data"
+#: Recordings of real servers that several packages' tests replay, kept once at the repository's tests/data.
+DATA = pathlib.Path(__file__).resolve().parents[3] / "tests" / "data"
 
 
 class MiniOpenAIEngine(HTTPEngine):
@@ -75,22 +76,25 @@ class MiniOpenAIEngine(HTTPEngine):
         calls: Dict[int, Dict[str, str]] = {}
         finish: Optional[str] = None
         usage: Optional[Usage] = None
-        async with self.astream_lines("POST", "/v1/chat/completions", json_body=body, model=model) as lines:
-            async for payload in aiter_sse_json(lines, engine_id=self.engine_id):
-                if payload.get("usage"):
-                    u = payload["usage"]
-                    usage = Usage(u.get("prompt_tokens", 0), u.get("completion_tokens", 0))
-                for choice in payload.get("choices") or ():
-                    delta = choice.get("delta") or {}
-                    for tc in delta.get("tool_calls") or ():
-                        slot = calls.setdefault(tc["index"], {"id": "", "name": "", "arguments": ""})
-                        slot["id"] = tc.get("id") or slot["id"]
-                        fn = tc.get("function") or {}
-                        slot["name"] += fn.get("name") or ""
-                        slot["arguments"] += fn.get("arguments") or ""
-                    if delta.get("content"):
-                        yield StreamChunk(content=delta["content"])
-                    finish = choice.get("finish_reason") or finish
+        sse = SSEByteDecoder(until_done=True)
+        async with self.astream_batches("POST", "/v1/chat/completions", sse, json_body=body, model=model) as batches:
+            async for batch in batches:
+                for data in batch:
+                    payload = decode_json(data, engine_id=self.engine_id)
+                    if payload.get("usage"):
+                        u = payload["usage"]
+                        usage = Usage(u.get("prompt_tokens", 0), u.get("completion_tokens", 0))
+                    for choice in payload.get("choices") or ():
+                        delta = choice.get("delta") or {}
+                        for tc in delta.get("tool_calls") or ():
+                            slot = calls.setdefault(tc["index"], {"id": "", "name": "", "arguments": ""})
+                            slot["id"] = tc.get("id") or slot["id"]
+                            fn = tc.get("function") or {}
+                            slot["name"] += fn.get("name") or ""
+                            slot["arguments"] += fn.get("arguments") or ""
+                        if delta.get("content"):
+                            yield StreamChunk(content=delta["content"])
+                        finish = choice.get("finish_reason") or finish
         if finish is None and self.require_finish:
             raise StreamError("mini: the stream ended before the server finished the answer", engine_id=self.engine_id)
         done = [ToolCall(c["id"], c["name"], c["arguments"] or "{}") for _, c in sorted(calls.items())]

@@ -9,7 +9,7 @@ import threading
 import httpx
 import pytest
 
-from jarvis_core.engine.streams import iter_ndjson, iter_sse, iter_sse_json
+from jarvis_core.engine.streams import LineByteDecoder, SSEByteDecoder
 from jarvis_core.testing import (
     UNMATCHED_STATUS,
     Exchange,
@@ -20,7 +20,25 @@ from jarvis_core.testing import (
     split_raw_sse,
 )
 
-DATA = pathlib.Path(__file__).parent / "data"
+#: Recordings of real servers that several packages' tests replay, kept once at the repository's tests/data.
+DATA = pathlib.Path(__file__).resolve().parents[3] / "tests" / "data"
+
+
+def sse_events(body: str):
+    """The server-sent events of a whole body, as the engines' decoder reads them."""
+    dec = SSEByteDecoder(events=True)
+    return dec.feed(body.encode()) + dec.flush()
+
+
+def sse_json(body: str):
+    """The JSON payloads of an OpenAI-style SSE body, up to ``[DONE]``."""
+    dec = SSEByteDecoder(until_done=True)
+    return [json.loads(p) for p in dec.feed(body.encode()) + dec.flush()]
+
+
+def ndjson(body: str):
+    dec = LineByteDecoder()
+    return [json.loads(line) for line in dec.feed(body.encode()) + dec.flush() if line.strip()]
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +109,7 @@ def test_sse_events_are_framed_with_blank_lines():
         r = httpx.post(server.url + "/e")
         assert r.headers["content-type"] == "text/event-stream"
         assert r.text == 'data: {"a": 1}\n\nevent: ping\ndata: x\n\ndata: [DONE]\n\n'
-        parsed = [(e.event, e.data) for e in iter_sse(r.text.splitlines())]
+        parsed = [(e.event, e.data) for e in sse_events(r.text)]
         assert parsed == [("message", '{"a": 1}'), ("ping", "x"), ("message", "[DONE]")]
 
 
@@ -253,9 +271,9 @@ def test_ollama_ndjson_transcript_replays(ollama):
     exchanges = exchanges_from_transcripts(ollama, ["chat_stream", "tags"])
     recorded = {t["id"]: t for t in ollama}
     with ReplayServer(exchanges) as server, httpx.Client(base_url=server.url) as client:
-        with client.stream("POST", "/api/chat", json={"model": "whatever"}) as r:
-            assert r.headers["content-type"] == "application/x-ndjson"
-            objs = list(iter_ndjson(r.iter_lines()))
+        r = client.post("/api/chat", json={"model": "whatever"})
+        assert r.headers["content-type"] == "application/x-ndjson"
+        objs = ndjson(r.text)
         assert [json.dumps(o, separators=(",", ":")) for o in objs] == [
             json.dumps(json.loads(x), separators=(",", ":")) for x in recorded["chat_stream"]["response"]["ndjson_lines"]
         ]
@@ -277,8 +295,8 @@ def test_ollama_error_transcript_keeps_status(ollama):
 def test_openai_events_transcript_replays(openai_sse):
     (ex,) = exchanges_from_transcripts(openai_sse, ["openai_parallel_tool_calls"])
     recorded = next(t for t in openai_sse if t["id"] == "openai_parallel_tool_calls")["response"]["events"]
-    with ReplayServer([ex]) as server, httpx.stream("POST", server.url + "/v1/chat/completions", json={}) as r:
-        payloads = list(iter_sse_json(r.iter_lines()))
+    with ReplayServer([ex]) as server:
+        payloads = sse_json(httpx.post(server.url + "/v1/chat/completions", json={}).text)
     assert len(payloads) == sum(1 for e in recorded if e.strip() != "data: [DONE]")
     assert payloads[-1]["usage"]["total_tokens"] > 0
 
@@ -291,7 +309,7 @@ def test_raw_sse_transcript_keeps_crlf_and_comments(openai_sse):
         body = httpx.post(server.url + "/v1/chat/completions", json={}).content.decode()
     assert body == transcript["response"]["raw_sse"]
     assert "\r\n" in body and body.startswith(": keep-alive")
-    text = "".join(p["choices"][0]["delta"].get("content") or "" for p in iter_sse_json(body.splitlines()) if p["choices"])
+    text = "".join(p["choices"][0]["delta"].get("content") or "" for p in sse_json(body) if p["choices"])
     assert text == transcript["expected_aggregate"]["content"]
 
 
@@ -306,7 +324,7 @@ def test_cloud_transcripts_match_on_url_path_and_query(cloud):
     assert exchanges[1].path == "/v1/messages"
     with ReplayServer(exchanges) as server, httpx.Client(base_url=server.url) as client:
         r = client.post("/v1beta/models/gemini-2.5-flash:streamGenerateContent", params={"alt": "sse"}, json={})
-        events = list(iter_sse(r.text.splitlines()))
+        events = sse_events(r.text)
         assert json.loads(events[0].data)["candidates"][0]["content"]["parts"][0]["text"] == "One"
         assert client.post("/v1/messages", json={}).json()["type"] == "message"
         # no alt=sse: the streamed exchange does not match
@@ -317,7 +335,7 @@ def test_cloud_sse_events_carry_event_names(cloud):
     (ex,) = exchanges_from_transcripts(cloud, ["anthropic_stream_text_then_tool_use"])
     with ReplayServer([ex]) as server:
         r = httpx.post(server.url + "/v1/messages", json={})
-    events = list(iter_sse(r.text.splitlines()))
+    events = sse_events(r.text)
     recorded = next(t for t in cloud if t["id"] == "anthropic_stream_text_then_tool_use")["response"]["sse_events"]
     assert [e.event for e in events] == [e["event"] for e in recorded]
     assert [json.loads(e.data) for e in events] == [e["data"] for e in recorded]

@@ -16,7 +16,9 @@ from jarvis_core.types import Completion, StreamChunk, ToolSpec
 from jarvis_engine_cloud.engine import CloudEngine
 
 DATA = pathlib.Path(__file__).parent / "data"
-FILES = ("cloud_transcripts.json", "openai_cloud_transcripts.json")
+#: Recordings of real servers that several packages' tests replay, kept once at the repository's tests/data.
+SHARED = pathlib.Path(__file__).resolve().parents[3] / "tests" / "data"
+FILES = (SHARED / "cloud_transcripts.json", DATA / "openai_cloud_transcripts.json")
 KEY_PARAM = {"openai": "openai_api_key", "anthropic": "anthropic_api_key", "gemini": "gemini_api_key"}
 URL_PARAM = {"openai": "openai_base_url", "anthropic": "anthropic_base_url", "gemini": "gemini_base_url"}
 TEST_KEY = "sk-test-cloud-0000"
@@ -25,7 +27,7 @@ TEST_KEY = "sk-test-cloud-0000"
 def load_all() -> Dict[str, Dict[str, Any]]:
     out: Dict[str, Dict[str, Any]] = {}
     for name in FILES:
-        for t in json.loads((DATA / name).read_text(encoding="utf-8")):
+        for t in json.loads(name.read_text(encoding="utf-8")):
             assert t["id"] not in out, f"duplicate transcript id {t['id']}"
             out[t["id"]] = t
     return out

@@ -17,10 +17,12 @@ from jarvis_core.errors import ContextLengthError, ModelNotFoundError
 from jarvis_core.testing import Exchange, ReplayServer, body_matches, exchange_from_transcript
 
 DATA = pathlib.Path(__file__).parent / "data"
+#: Recordings of real servers that several packages' tests replay, kept once at the repository's tests/data.
+SHARED = pathlib.Path(__file__).resolve().parents[3] / "tests" / "data"
 ALL = {
     t["id"]: t
-    for name in ("cloud_transcripts.json", "openai_cloud_transcripts.json")
-    for t in json.loads((DATA / name).read_text(encoding="utf-8"))
+    for path in (SHARED / "cloud_transcripts.json", DATA / "openai_cloud_transcripts.json")
+    for t in json.loads(path.read_text(encoding="utf-8"))
 }
 OK_IDS = sorted(i for i, t in ALL.items() if t["response"]["status"] < 400)
 ERROR_IDS = sorted(i for i, t in ALL.items() if t["response"]["status"] >= 400)

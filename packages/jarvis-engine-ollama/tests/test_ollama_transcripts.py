@@ -218,9 +218,9 @@ class _Mock:
 def _all_ids() -> List[str]:
     import pathlib
 
-    data = pathlib.Path(__file__).parent / "data"
-    return [t["id"] for name in ("ollama_transcripts.json", "ollama_extra_transcripts.json")
-            for t in json.loads((data / name).read_text(encoding="utf-8"))]
+    here = pathlib.Path(__file__).resolve()
+    paths = (here.parents[3] / "tests" / "data" / "ollama_transcripts.json", here.parent / "data" / "ollama_extra_transcripts.json")
+    return [t["id"] for path in paths for t in json.loads(path.read_text(encoding="utf-8"))]
 
 
 @pytest.mark.parametrize("tid", _all_ids())

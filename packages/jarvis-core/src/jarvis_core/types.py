@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import enum
 import json
+import secrets
+import string
 from typing import Any, Iterable, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
 import attrs
@@ -35,6 +37,7 @@ __all__ = [
     "converter",
     "from_dict",
     "from_json",
+    "new_call_id",
     "normalize_finish_reason",
     "to_dict",
     "to_json",
@@ -102,6 +105,18 @@ class Role(str, enum.Enum):
 
     def __str__(self) -> str:
         return self.value
+
+
+_ALNUM = string.ascii_letters + string.digits
+
+
+def new_call_id(style: str = "openai") -> str:
+    """A fresh, unique tool-call id: ``call_`` + 24 hex digits, or 9 alphanumerics for Mistral (its
+    tokenizer's rule). The one generator: every engine, parser and agent that must invent an id uses it, so
+    ids never repeat across turns of a conversation."""
+    if style == "mistral":
+        return "".join(secrets.choice(_ALNUM) for _ in range(9))
+    return "call_" + secrets.token_hex(12)
 
 
 @attrs.frozen

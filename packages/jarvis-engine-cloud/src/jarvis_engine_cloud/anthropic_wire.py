@@ -16,10 +16,10 @@ import json
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence
 
 from jarvis_core.engine.http_errors import classify_http_error
+from jarvis_core.engine.messages import arguments_object
 from jarvis_core.errors import EngineError, InvalidOptionValueError, MalformedResponseError, StreamError
 from jarvis_core.types import Completion, MessageLike, Role, StreamChunk, ToolCall, Usage, normalize_finish_reason
 from jarvis_engine_cloud.wire_common import (
-    arguments_object,
     as_stop_list,
     coerce_with_extras,
     openai_tool_choice,
@@ -59,7 +59,7 @@ def _assistant_blocks(msg: Any, extras: Mapping[str, Any]) -> List[Dict[str, Any
                 "type": "tool_use",
                 "id": call.id,
                 "name": call.name,
-                "input": arguments_object(call.arguments, call_name=call.name, provider="anthropic"),
+                "input": arguments_object(call, engine_id="cloud", server="Anthropic"),
             }
         )
     return blocks

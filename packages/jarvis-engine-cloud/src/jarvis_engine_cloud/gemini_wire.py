@@ -17,14 +17,13 @@ from __future__ import annotations
 import json
 import logging
 import re
-import uuid
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 from jarvis_core.engine.http_errors import error_from_payload
+from jarvis_core.engine.messages import arguments_object
 from jarvis_core.errors import ContentFilterError, InvalidOptionValueError, MalformedResponseError, StreamError
-from jarvis_core.types import Completion, MessageLike, Role, StreamChunk, ToolCall, Usage
+from jarvis_core.types import Completion, MessageLike, Role, StreamChunk, ToolCall, Usage, new_call_id
 from jarvis_engine_cloud.wire_common import (
-    arguments_object,
     as_stop_list,
     coerce_with_extras,
     openai_tool_choice,
@@ -87,11 +86,6 @@ _SURFACED = {
 _JSON_SCHEMA_ONLY = ("$ref", "$defs", "$schema", "definitions", "additionalProperties", "const", "oneOf", "allOf", "not")
 
 
-def new_call_id() -> str:
-    """A fresh tool-call id for a call Gemini returned without one."""
-    return f"call_{uuid.uuid4().hex[:24]}"
-
-
 def split_call_id(call_id: str) -> Tuple[Optional[str], Optional[str]]:
     """``(Gemini's own call id or None, thought signature or None)`` from a tool-call id made here."""
     base, _, signature = call_id.partition(_SIGNATURE_SEP)
@@ -113,7 +107,7 @@ def _response_object(content: Optional[str]) -> Dict[str, Any]:
 
 def _call_part(call: ToolCall) -> Dict[str, Any]:
     own_id, signature = split_call_id(call.id)
-    fc: Dict[str, Any] = {"name": call.name, "args": arguments_object(call.arguments, call_name=call.name, provider="google")}
+    fc: Dict[str, Any] = {"name": call.name, "args": arguments_object(call, engine_id="cloud", server="Gemini")}
     if own_id:
         fc["id"] = own_id
     part: Dict[str, Any] = {"functionCall": fc}

@@ -148,16 +148,19 @@ class ProviderClient(HTTPEngine):
         return self._with_retries(lambda: self._request_once("GET", path, None, "", params), "")
 
     def open_sse(
-        self, path: str, body: Any, *, model: str = "", events: bool = False, max_tokens: Optional[int] = None,
+        self, path: str, body: Any, *, model: str = "", events: bool = False, decoder: Optional[SSEByteDecoder] = None,
+        max_tokens: Optional[int] = None,
     ) -> Any:
         """POST ``body`` as a streamed request; an async context manager yielding batches of server-sent
         events, one batch per network read: ``data`` strings, or :class:`SSEEvent` objects with ``events=True``.
+        ``decoder``: one of the caller's own, e.g. ``SSEByteDecoder(until_done=True)`` for an OpenAI-style
+        stream, whose ``done`` then says whether the ``[DONE]`` marker came.
 
         An error status raises its typed error first; a connection that breaks mid-way raises
         :class:`StreamError`; leaving the block closes the response (which cancels the generation).
         """
         return self.astream_batches(
-            "POST", path, SSEByteDecoder(events=events), json_body=body, model=model or None,
+            "POST", path, decoder or SSEByteDecoder(events=events), json_body=body, model=model or None,
             headers={"accept": "text/event-stream"}, max_tokens=max_tokens,
         )
 

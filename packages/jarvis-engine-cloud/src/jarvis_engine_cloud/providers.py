@@ -14,7 +14,7 @@ import attrs
 
 from jarvis_core.engine.messages import coerce_messages
 from jarvis_core.engine.openai_wire import ChatStreamDecoder, build_chat_payload, parse_chat_completion
-from jarvis_core.engine.streams import decode_json
+from jarvis_core.engine.streams import SSEByteDecoder, decode_json
 from jarvis_core.errors import AuthenticationError, EngineHTTPError, ModelNotFoundError
 from jarvis_core.types import Completion, MessageLike, StreamChunk
 from jarvis_engine_cloud import anthropic_wire, gemini_wire
@@ -162,11 +162,11 @@ class GeminiClient(ProviderClient):
 
         async def once() -> AsyncIterator[StreamChunk]:
             decoder = gemini_wire.GeminiStreamDecoder(model=model)
-            async with self.open_sse(path, body, model=model, max_tokens=max_tokens) as batches:
+            # Gemini sends no [DONE]; some proxies add one.
+            sse = SSEByteDecoder(until_done=True)
+            async with self.open_sse(path, body, model=model, decoder=sse, max_tokens=max_tokens) as batches:
                 async for batch in batches:
                     for data in batch:
-                        if data.strip() == "[DONE]":  # Gemini sends none; some proxies add one
-                            continue
                         for chunk in decoder.feed(decode_json(data, engine_id="cloud")):
                             yield chunk
             for chunk in decoder.finish():
@@ -242,18 +242,13 @@ class OpenAIClient(ProviderClient):
 
         async def once() -> AsyncIterator[StreamChunk]:
             decoder = ChatStreamDecoder(engine_id="cloud")
-            done = False
-            async with self.open_sse("/chat/completions", body, model=model, max_tokens=max_tokens) as batches:
+            sse = SSEByteDecoder(until_done=True)  # after [DONE] the body is read to its end, ignored
+            async with self.open_sse("/chat/completions", body, model=model, decoder=sse, max_tokens=max_tokens) as batches:
                 async for batch in batches:
                     for data in batch:
-                        if done:
-                            continue  # read to the end, so that the connection goes back to the pool
-                        if data.strip() == "[DONE]":
-                            done = True
-                            continue
                         for chunk in decoder.feed(decode_json(data, engine_id="cloud")):
                             yield chunk
-            for chunk in decoder.finish(done=done):
+            for chunk in decoder.finish(done=sse.done):
                 yield attrs.evolve(chunk, metadata={**chunk.metadata, "provider": OPENAI, "model": decoder.model or model})
 
         async for chunk in self.retrying_stream(once, model=model):

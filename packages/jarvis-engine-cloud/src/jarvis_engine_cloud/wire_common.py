@@ -1,16 +1,14 @@
-"""Small conversions the Anthropic and Gemini codecs share: messages in, tool arguments, options."""
+"""Small conversions the Anthropic and Gemini codecs share: messages in, options."""
 
 from __future__ import annotations
 
-import json
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 from jarvis_core.engine.messages import coerce_message
-from jarvis_core.errors import BadRequestError, InvalidOptionValueError
+from jarvis_core.errors import InvalidOptionValueError
 from jarvis_core.types import Message, MessageLike, ToolSpec
 
 __all__ = [
-    "arguments_object",
     "as_stop_list",
     "coerce_with_extras",
     "openai_tool_choice",
@@ -29,23 +27,6 @@ def coerce_with_extras(messages: Sequence[MessageLike]) -> List[Tuple[Message, M
         extras = raw if isinstance(raw, Mapping) else {}
         out.append((coerce_message(raw), extras))
     return out
-
-
-def arguments_object(arguments: str, *, call_name: str, provider: str) -> Dict[str, Any]:
-    """Tool-call arguments (a JSON string) as the object Anthropic and Gemini want."""
-    if not arguments or not arguments.strip():
-        return {}
-    try:
-        value = json.loads(arguments)
-    except ValueError:
-        value = None
-    if not isinstance(value, dict):
-        raise BadRequestError(
-            f"cloud ({provider}): the arguments of the tool call {call_name!r} in the conversation are not a "
-            f"JSON object ({arguments[:80]!r}); {provider} only accepts objects",
-            engine_id="cloud",
-        )
-    return value
 
 
 def tool_specs(tools: Optional[Sequence[Any]]) -> List[ToolSpec]:

@@ -15,6 +15,7 @@ from typing import Any, AsyncIterator, Dict, List, Mapping, Optional, Sequence
 
 import httpx
 
+from jarvis_core.engine.base import SAMPLING_FIELDS
 from jarvis_core.engine.http import HTTPEngine
 from jarvis_core.engine.http_errors import error_from_payload, error_message_of
 from jarvis_core.engine.streams import LineByteDecoder
@@ -41,7 +42,6 @@ from jarvis_engine_ollama.model_info import ModelDetails, RunningModel
 from jarvis_engine_ollama.options import (
     ALLOWED_OPTIONS,
     DEFAULT_NUM_CTX,
-    SAMPLING_KEYS,
     check_format,
     check_keep_alive,
     check_num_ctx,
@@ -157,7 +157,7 @@ class OllamaEngine(HTTPEngine):
         if options or temperature is not None:
             self.check_options(options)
             explicit = {"temperature": temperature}
-            for key in SAMPLING_KEYS[1:]:
+            for key in SAMPLING_FIELDS[1:]:  # temperature is a named parameter
                 if key in options:
                     explicit[key] = options[key]
             num_ctx = check_num_ctx(options["num_ctx"]) if "num_ctx" in options else self.num_ctx

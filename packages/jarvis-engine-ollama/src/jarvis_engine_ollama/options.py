@@ -17,7 +17,6 @@ from jarvis_core.errors import InvalidOptionValueError
 __all__ = [
     "ALLOWED_OPTIONS",
     "DEFAULT_NUM_CTX",
-    "SAMPLING_KEYS",
     "THINK_LEVELS",
     "check_format",
     "check_keep_alive",
@@ -30,8 +29,6 @@ __all__ = [
 DEFAULT_NUM_CTX = 8192
 #: ``think`` levels Ollama accepts besides true/false (gpt-oss needs a level).
 THINK_LEVELS = ("low", "medium", "high", "max")
-#: Sampling keys the backend-defaults machinery may fill; they go into ``options``.
-SAMPLING_KEYS = ("temperature", "top_p", "top_k", "min_p", "repeat_penalty", "presence_penalty")
 _FLOAT_OPTIONS = ("top_p", "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty")
 _INT_OPTIONS = ("top_k", "seed", "num_ctx")
 #: Keyword options of ``generate``/``stream``/``stream_full`` beyond the named parameters.

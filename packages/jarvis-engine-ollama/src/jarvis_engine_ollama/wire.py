@@ -8,47 +8,22 @@ Ollama speaks OpenAI's message shape with three differences this module absorbs:
 * reasoning travels in ``thinking``.
 
 Tool calls from the server get a unique id each: the server's ``call_…`` id when it sent one (and it is
-not a repeat), else a fresh ``call_`` + 24 hex digits from :func:`uuid.uuid4`.
+not a repeat), else a fresh one from :func:`jarvis_core.types.new_call_id`.
 """
 
 from __future__ import annotations
 
 import json
-import uuid
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
-from jarvis_core.engine.messages import coerce_message, tools_to_openai
-from jarvis_core.errors import BadRequestError
-from jarvis_core.types import Message, MessageLike, ToolCall
+from jarvis_core.engine.messages import arguments_object, coerce_message, tools_to_openai
+from jarvis_core.types import Message, MessageLike, ToolCall, new_call_id
 
-__all__ = ["message_to_ollama", "messages_to_ollama", "new_call_id", "tool_calls_from_ollama", "tools_to_ollama"]
+__all__ = ["message_to_ollama", "messages_to_ollama", "tool_calls_from_ollama", "tools_to_ollama"]
 
 ENGINE_ID = "ollama"
 _PLAIN_KEYS = frozenset({"role", "content"})
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
-
-
-def new_call_id() -> str:
-    """A fresh, unique tool-call id."""
-    return "call_" + uuid.uuid4().hex[:24]
-
-
-def _arguments_object(call: ToolCall) -> Dict[str, Any]:
-    """A call's JSON-string arguments as the object Ollama requires."""
-    text = call.arguments.strip() if call.arguments else ""
-    if not text:
-        return {}
-    try:
-        value = json.loads(text)
-    except ValueError:
-        value = None
-    if not isinstance(value, dict):
-        raise BadRequestError(
-            f"ollama: the arguments of tool call {call.id!r} ({call.name}) in the conversation history are not a "
-            f"JSON object ({text[:80]!r}); Ollama only accepts an object there. Fix the message before sending it.",
-            engine_id=ENGINE_ID,
-        )
-    return value
 
 
 def message_to_ollama(message: MessageLike, tool_names: Mapping[str, str]) -> Dict[str, Any]:
@@ -65,7 +40,7 @@ def message_to_ollama(message: MessageLike, tool_names: Mapping[str, str]) -> Di
         out["thinking"] = msg.reasoning
     if msg.tool_calls:
         out["tool_calls"] = [
-            {"id": c.id, "function": {"index": i, "name": c.name, "arguments": _arguments_object(c)}}
+            {"id": c.id, "function": {"index": i, "name": c.name, "arguments": arguments_object(c, engine_id=ENGINE_ID, server="Ollama")}}
             for i, c in enumerate(msg.tool_calls)
         ]
     if msg.role.value == "tool":

@@ -20,15 +20,17 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 import attrs
 
+from jarvis_core.engine.base import SAMPLING_FIELDS
 from jarvis_core.types import Message, Role, ToolCall
 from jarvis_server.openai_errors import RequestError
 
 __all__ = ["ChatRequest", "parse_chat_request"]
 
-#: Request fields forwarded to the engine as options under the same name.
+#: Request fields forwarded to the engine as options under the same name: the sampling fields (but
+#: ``temperature``, read by the server itself) and OpenAI's other request options.
 ENGINE_OPTIONS = (
-    "top_p", "stop", "seed", "response_format", "tool_choice", "parallel_tool_calls", "presence_penalty",
-    "frequency_penalty", "logit_bias", "logprobs", "top_logprobs", "top_k", "min_p", "repeat_penalty",
+    *(f for f in SAMPLING_FIELDS if f != "temperature"), "stop", "seed", "response_format", "tool_choice",
+    "parallel_tool_calls", "frequency_penalty", "logit_bias", "logprobs", "top_logprobs",
 )
 #: Fields read by the server itself.
 OWN_FIELDS = (

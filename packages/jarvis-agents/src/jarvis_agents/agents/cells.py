@@ -10,7 +10,6 @@ never offered to the model as a native tool: the agent makes its calls from the 
 from __future__ import annotations
 
 import json
-import uuid
 from typing import Any, AsyncIterator, Optional
 
 from jarvis_agents.agents.tool_loop import LoopAgent
@@ -19,7 +18,7 @@ from jarvis_agents.tools.code import CodeRunFailed
 from jarvis_core.agents import AgentEvent, AgentRun
 from jarvis_core.errors import ConfigError
 from jarvis_core.tools import ToolExecutor, ToolPolicy
-from jarvis_core.types import ToolCall, ToolSpec
+from jarvis_core.types import ToolCall, ToolSpec, new_call_id
 
 __all__ = ["CELL_TOOL", "CellTool", "ReplAgent", "attach_repl", "cell_call", "check_cell_name"]
 
@@ -35,7 +34,7 @@ def check_cell_name(tools: Any, agent: str) -> None:
 
 def cell_call(code: str) -> ToolCall:
     """The call that runs ``code`` as one cell."""
-    return ToolCall(f"call_{uuid.uuid4().hex[:24]}", CELL_TOOL, json.dumps({"code": code}, ensure_ascii=False))
+    return ToolCall(new_call_id(), CELL_TOOL, json.dumps({"code": code}, ensure_ascii=False))
 
 
 class CellTool:

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 import re
-import uuid
 from typing import Any, AsyncIterator, List, Mapping, Optional
 
 from jarvis_agents.agents.context_window import fit_observation
 from jarvis_core.agents import AgentEvent, AgentRun, Notice, ToolCallFinished, ToolCallsRequested
 from jarvis_core.tools import ToolExecutor
-from jarvis_core.types import Message, Role, ToolCall, ToolResult
+from jarvis_core.types import Message, Role, ToolCall, ToolResult, new_call_id
 
 __all__ = ["MAX_URLS", "fetch_executor", "prefetch_urls", "urls_in"]
 
@@ -49,7 +48,7 @@ async def prefetch_urls(run: AgentRun, executor: ToolExecutor, window: int, repl
     urls = urls_in(run.input)
     if not urls:
         return
-    calls = [ToolCall(f"call_{uuid.uuid4().hex[:24]}", _FETCH, json.dumps({"url": u})) for u in urls]
+    calls = [ToolCall(new_call_id(), _FETCH, json.dumps({"url": u})) for u in urls]
     yield ToolCallsRequested(run.run_id, 0, tuple(calls))
     results: List[ToolResult] = []
     for call in calls:

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import uuid
 from typing import Any, Dict, List
 
 from jarvis_agents.model_call import complete_text
 from jarvis_core.agents import AgentRun
 from jarvis_core.agents.run import add_usage
-from jarvis_core.types import Message, ToolCall
+from jarvis_core.types import Message, ToolCall, new_call_id
 
 __all__ = ["SubCalls", "reporting_engine"]
 
@@ -81,7 +80,7 @@ class SubCalls:
 
     async def tool(self, name: str, arguments: Any) -> str:
         """One call of the agent's tools; a failure raises with the executor's message."""
-        call = ToolCall(f"call_{uuid.uuid4().hex[:24]}", name, json.dumps(arguments, ensure_ascii=False, default=str))
+        call = ToolCall(new_call_id(), name, json.dumps(arguments, ensure_ascii=False, default=str))
         result = await self.tools.aexecute(call)
         self.run.tool_results.append(result)
         if not result.ok:

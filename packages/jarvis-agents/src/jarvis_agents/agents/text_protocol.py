@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import json
 import re
-import uuid
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import attrs
 
-from jarvis_core.types import ToolCall, ToolSpec
+from jarvis_core.types import ToolCall, ToolSpec, new_call_id
 
 __all__ = ["OJ_TEXT", "REACT", "Parsed", "Protocol", "parse_reply", "render_tools", "strip_reasoning"]
 
@@ -168,7 +167,7 @@ def _parse_action(text: str, action: re.Match[str], protocol: Protocol, specs: S
     kept = text[:kept_end].rstrip()
     # A call the model got wrong still goes to the executor, whose message (unknown tool and the valid names,
     # or the schema violation) is the observation the model can act on.
-    call_id = f"call_{uuid.uuid4().hex[:24]}"
+    call_id = new_call_id()
     if spec is None:
         name = re.sub(r"\(.*$", "", name_line.strip().strip("`'\"*. ")).strip() or "?"
         args_text = arg_text.strip()

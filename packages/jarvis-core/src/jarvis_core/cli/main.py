@@ -27,6 +27,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from jarvis_core.cli import output
 from jarvis_core.cli.signals import exit_code, signals_as_interrupts
+from jarvis_core.switches import env_flag
 
 __all__ = ["COMMANDS", "build_parser", "main", "plugin_commands"]
 
@@ -203,7 +204,7 @@ def _split_debug(argv: List[str]) -> Tuple[List[str], bool]:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the ``jarvis`` command with ``argv`` (default: ``sys.argv[1:]``) and return the exit status."""
     args_list, debug = _split_debug(list(sys.argv[1:] if argv is None else argv))
-    debug = debug or os.environ.get("JARVIS_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")
+    debug = debug or env_flag("JARVIS_DEBUG")
     with warnings.catch_warnings():
         warnings.showwarning = output.show_warning
         # Our own deprecations (legacy config keys) are meant for the user of the command.

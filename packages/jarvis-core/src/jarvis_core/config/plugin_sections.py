@@ -8,7 +8,6 @@ imported only when the user's file has its table.
 
 from __future__ import annotations
 
-import os
 import warnings
 from typing import TYPE_CHECKING, Any, Dict, List, Tuple, Type
 
@@ -16,6 +15,7 @@ from jarvis_core.config.section import ConfigSection, is_config_section_schema
 from jarvis_core.config.toml_source import KeyPath, TomlSource
 from jarvis_core.config.validation import structure_table
 from jarvis_core.errors import PluginError
+from jarvis_core.switches import env_flag
 
 if TYPE_CHECKING:
     from jarvis_core.plugins.registry import Registration, Registry
@@ -39,7 +39,7 @@ def schema_of(registration: Registration, table: str) -> Type[ConfigSection] | T
     try:
         schema = registration.load()
     except PluginError as exc:
-        if os.environ.get("JARVIS_STRICT_PLUGINS", "").strip().lower() in ("1", "true", "yes", "on"):
+        if env_flag("JARVIS_STRICT_PLUGINS"):
             raise
         from jarvis_core.config.loader import ConfigWarning
 

@@ -14,12 +14,10 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import attrs
 
+from jarvis_core.engine.base import SAMPLING_FIELDS
 from jarvis_core.errors import ConfigError
 
 __all__ = ["SAMPLING_FIELDS", "USER_CONFIG", "Rule", "coerce_user_rules", "rules_from_registry"]
-
-#: The sampling fields a rule may set (docs/contract.md §5).
-SAMPLING_FIELDS: Tuple[str, ...] = ("temperature", "top_p", "top_k", "min_p", "repeat_penalty", "presence_penalty")
 
 #: The "distribution" named in provenance for values from the user's config.
 USER_CONFIG = "user config"

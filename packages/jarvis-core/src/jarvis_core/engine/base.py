@@ -13,21 +13,23 @@ from __future__ import annotations
 
 import abc
 import contextlib
-from typing import Any, AsyncIterator, ClassVar, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Union
+from typing import Any, AsyncIterator, ClassVar, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from jarvis_core.engine.redaction import scrub_error, scrub_value
 from jarvis_core.errors import InvalidOptionError, JarvisError
 from jarvis_core.types import Completion, MessageLike, StreamChunk, ToolSpec
 
-__all__ = ["InferenceEngine", "ToolLike", "SAMPLING_OPTIONS"]
+__all__ = ["InferenceEngine", "ToolLike", "SAMPLING_FIELDS", "SAMPLING_OPTIONS"]
 
 #: A tool as engines accept it: a :class:`ToolSpec` or an OpenAI-style dict.
 ToolLike = Union[ToolSpec, Mapping[str, Any]]
 
-#: Sampling fields the backend-defaults machinery may fill.
-SAMPLING_OPTIONS: FrozenSet[str] = frozenset(
-    {"temperature", "top_p", "top_k", "min_p", "repeat_penalty", "presence_penalty"}
-)
+#: The sampling fields: what a family rule or the user's ``[model_defaults]`` may set
+#: (:class:`~jarvis_core.config.ModelDefaultsRule` has exactly these besides its two parser names), what the
+#: backend-defaults machinery fills, and the sampling options engines take. The one list; in this order.
+SAMPLING_FIELDS: Tuple[str, ...] = ("temperature", "top_p", "top_k", "min_p", "repeat_penalty", "presence_penalty")
+#: :data:`SAMPLING_FIELDS` as a set, for membership tests and set arithmetic.
+SAMPLING_OPTIONS: FrozenSet[str] = frozenset(SAMPLING_FIELDS)
 
 
 class InferenceEngine(abc.ABC):

@@ -26,8 +26,6 @@ from typing import (
     AsyncIterator,
     Callable,
     Dict,
-    Generator,
-    Iterator,
     List,
     Mapping,
     Optional,
@@ -41,7 +39,7 @@ from jarvis_core.engine.base import InferenceEngine
 from jarvis_core.engine.http_errors import classify_http_error, error_from_payload, parse_retry_after, timeout_error
 from jarvis_core.engine.limits import ReplyLimits, check_count, check_seconds
 from jarvis_core.engine.redaction import protect_logs
-from jarvis_core.engine.streams import DEFAULT_MAX_LINE, LineByteDecoder, SSEByteDecoder, _TextLines
+from jarvis_core.engine.streams import DEFAULT_MAX_LINE, SSEByteDecoder, _TextLines
 from jarvis_core.errors import (
     ConfigError,
     EngineConnectionError,
@@ -147,12 +145,6 @@ async def _adrain(batches: AsyncIterator[Any]) -> None:
         n += 1
         if n > _DRAIN_LINES:
             return
-
-
-async def _flatten(batches: AsyncIterator[List[str]]) -> AsyncGenerator[str, None]:
-    async for batch in batches:
-        for item in batch:
-            yield item
 
 
 class HTTPEngine(InferenceEngine):
@@ -651,69 +643,6 @@ class HTTPEngine(InferenceEngine):
             what = f"sent more than {value} bytes, far more than the max_tokens asked for; stopped reading{kept}"
         return LimitExceededError(f"{self.engine_id}: the reply from {self.base_url}{path} {what}",
                                   engine_id=self.engine_id, limit=limit)
-
-    @contextlib.asynccontextmanager
-    async def astream_lines(
-        self, method: str, path: str, *, json_body: Any = None, model: Optional[str] = None,
-        timeout: Optional[float] = None, params: Optional[Mapping[str, Any]] = None,
-        headers: Optional[Mapping[str, str]] = None,
-    ) -> AsyncIterator[AsyncIterator[str]]:
-        """Like :meth:`astream_batches`, yielding the body's lines one by one (the convenient, slower API)."""
-        async with self.astream_batches(
-            method, path, LineByteDecoder(), json_body=json_body, params=params, headers=headers, model=model,
-            timeout=timeout,
-        ) as batches:
-            lines = _flatten(batches)
-            try:
-                yield lines
-            finally:
-                await lines.aclose()
-
-    @contextlib.contextmanager
-    def stream_response(
-        self, method: str, path: str, *, json_body: Any = None, params: Optional[Mapping[str, Any]] = None,
-        headers: Optional[Mapping[str, str]] = None, model: Optional[str] = None, timeout: Optional[float] = None,
-    ) -> Iterator[httpx.Response]:
-        """Synchronous twin of :meth:`astream_response` (for threads that poll, such as managed workers)."""
-        hdrs = {"accept": "text/event-stream, application/x-ndjson", **(headers or {})}
-        request = self.build_request(
-            self.client, method, path, json_body=json_body, params=params, headers=hdrs, timeout=timeout
-        )
-        response = self.send(request)
-        try:
-            if response.status_code >= 400:
-                self._read_capped(response, path)
-                self._raise_for_status(response, model=model)
-            yield response
-        finally:
-            response.close()
-
-    @contextlib.contextmanager
-    def stream_lines(
-        self, method: str, path: str, *, json_body: Any = None, model: Optional[str] = None,
-        timeout: Optional[float] = None, params: Optional[Mapping[str, Any]] = None,
-        headers: Optional[Mapping[str, str]] = None,
-    ) -> Iterator[Iterator[str]]:
-        """Synchronous twin of :meth:`astream_lines` (the leftovers after the caller's end marker are read,
-        at most a few lines, so the connection is reused)."""
-        with self.stream_response(
-            method, path, json_body=json_body, params=params, headers=headers, model=model, timeout=timeout
-        ) as response:
-            lines = self._guarded_sync_lines(response, path)
-            try:
-                yield lines
-                with contextlib.suppress(Exception):
-                    for n, _ in enumerate(lines):
-                        if n >= _DRAIN_LINES:
-                            break
-            finally:
-                lines.close()
-
-    def _guarded_sync_lines(self, response: httpx.Response, path: str) -> Generator[str, None, None]:
-        try:
-            yield from response.iter_lines()
-        except httpx.TransportError as exc:
-            raise self.broken(exc, path) from None
 
     def health(self) -> bool:
         """GET :attr:`health_path` within ``health_timeout``; True on a 2xx. Never raises."""

@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from jarvis_core.types import Message, MessageLike, Role, ToolCall, ToolSpec
+from jarvis_core.types import Message, MessageLike, Role, ToolCall, ToolSpec, new_call_id
 
-__all__ = ["coerce_message", "coerce_messages", "messages_to_dicts", "message_to_dict", "tools_to_openai"]
+__all__ = ["arguments_object", "coerce_message", "coerce_messages", "messages_to_dicts", "message_to_dict", "tools_to_openai"]
 
 _ROLES = {r.value for r in Role}
 
@@ -40,12 +40,33 @@ def messages_to_dicts(messages: Sequence[MessageLike]) -> List[Dict[str, Any]]:
     return [message_to_dict(m) for m in messages]
 
 
-def _tool_call_from_dict(raw: Mapping[str, Any], index: int) -> ToolCall:
+def _tool_call_from_dict(raw: Mapping[str, Any]) -> ToolCall:
     fn = raw.get("function") or raw  # OpenAI nests under "function"; LiteLLM-style flat calls do not
     args = fn.get("arguments", "{}")
     if not isinstance(args, str):
         args = json.dumps(args, ensure_ascii=False)
-    return ToolCall(id=str(raw.get("id") or f"call_{index}"), name=str(fn.get("name", "")), arguments=args)
+    return ToolCall(id=str(raw.get("id") or new_call_id()), name=str(fn.get("name", "")), arguments=args)
+
+
+def arguments_object(call: ToolCall, *, engine_id: str, server: str) -> Dict[str, Any]:
+    """A call's arguments (a JSON string in jarvis) as the JSON object some servers require in a conversation
+    (Ollama, Anthropic, Gemini); empty arguments are ``{}``.
+
+    :raises BadRequestError: the arguments are not a JSON object; the message names the call, ``server`` and
+        an excerpt. Nothing is sent.
+    """
+    from jarvis_core.errors import BadRequestError
+    from jarvis_core.tools.schema import decode_arguments
+
+    value, problem = decode_arguments(call.arguments)
+    if value is None:
+        raise BadRequestError(
+            f"{engine_id}: the arguments of tool call {call.id!r} ({call.name}) in the conversation are not a JSON "
+            f"object ({problem}: {call.arguments[:80]!r}); {server} only accepts an object there. Fix the message "
+            "before sending it.",
+            engine_id=engine_id,
+        )
+    return value
 
 
 def coerce_message(message: MessageLike) -> Message:
@@ -53,7 +74,7 @@ def coerce_message(message: MessageLike) -> Message:
     if isinstance(message, Message):
         return message
     d = message_to_dict(message)
-    calls = tuple(_tool_call_from_dict(c, i) for i, c in enumerate(d.get("tool_calls") or ()))
+    calls = tuple(_tool_call_from_dict(c) for c in d.get("tool_calls") or ())
     content = d.get("content")
     if isinstance(content, list):  # OpenAI content parts: keep the text parts
         content = "".join(p.get("text", "") for p in content if isinstance(p, Mapping))

@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 from jarvis_core.engine.http_errors import error_from_payload
 from jarvis_core.engine.messages import _tool_call_from_dict, messages_to_dicts, tools_to_openai
 from jarvis_core.errors import MalformedResponseError, StreamError
-from jarvis_core.types import Completion, StreamChunk, ToolCall, Usage, normalize_finish_reason
+from jarvis_core.types import Completion, StreamChunk, ToolCall, Usage, new_call_id, normalize_finish_reason
 
 __all__ = [
     "ChatStreamDecoder",
@@ -93,7 +93,7 @@ def parse_tool_calls(raw: Any) -> tuple:
         return ()
     if not isinstance(raw, list):
         raise MalformedResponseError(f"tool_calls must be a list, got {type(raw).__name__}", excerpt=str(raw)[:200])
-    return tuple(_tool_call_from_dict(c, i) for i, c in enumerate(raw) if isinstance(c, _Mapping))
+    return tuple(_tool_call_from_dict(c) for c in raw if isinstance(c, _Mapping))
 
 
 def _reasoning_of(message: Mapping[str, Any]) -> Optional[str]:
@@ -294,7 +294,9 @@ class ChatStreamDecoder:
         out = []
         for index in sorted(self._calls):
             p = self._calls[index]
-            out.append(ToolCall(id=p.id or f"call_{index}", name=p.name or "", arguments="".join(p.parts) or "{}"))
+            if not p.id:
+                p.id = new_call_id()  # the server sent none: a unique one, kept for later calls of this method
+            out.append(ToolCall(id=p.id, name=p.name or "", arguments="".join(p.parts) or "{}"))
         return tuple(out)
 
     def finish(self, *, done: bool = True) -> List[StreamChunk]:

@@ -1,16 +1,18 @@
-"""Robust readers for Server-Sent Events and newline-delimited JSON.
+"""Robust decoders for Server-Sent Events and newline-delimited JSON.
 
-They take lines (as ``httpx.Response.iter_lines`` / ``aiter_lines`` yield them) and cope with CRLF, SSE
-comments and keep-alive pings, ``data:`` without a space, multi-line ``data`` fields, ``event:`` names,
-``[DONE]``, blank and whitespace lines, and JSON error payloads in the middle of a stream, which become
-typed errors instead of being mistaken for data.
+The engines read whole network chunks (:meth:`~jarvis_core.engine.http.HTTPEngine.astream_batches`) and
+decode them with :class:`SSEByteDecoder` or :class:`LineByteDecoder`; each payload then goes through
+:func:`loads_payload` or :func:`decode_json`. They cope with CRLF, SSE comments and keep-alive pings,
+``data:`` without a space, multi-line ``data`` fields, ``event:`` names, ``[DONE]``, blank and whitespace
+lines, and JSON error payloads in the middle of a stream, which become typed errors instead of being
+mistaken for data. :class:`SSEDecoder` is the same SSE framing for callers that already hold lines.
 """
 
 from __future__ import annotations
 
 import codecs
 import json
-from typing import Any, AsyncIterable, AsyncIterator, Iterable, Iterator, List, Optional, Union
+from typing import Any, List, Optional, Union
 
 from jarvis_core.errors import LimitExceededError, StreamError
 
@@ -20,13 +22,7 @@ __all__ = [
     "SSEByteDecoder",
     "SSEDecoder",
     "SSEEvent",
-    "aiter_ndjson",
-    "aiter_sse",
-    "aiter_sse_json",
     "decode_json",
-    "iter_ndjson",
-    "iter_sse",
-    "iter_sse_json",
     "loads_payload",
 ]
 
@@ -79,30 +75,6 @@ class SSEDecoder:
         return event
 
 
-def iter_sse(lines: Iterable[str]) -> Iterator[SSEEvent]:
-    """Events from an iterable of lines (a final event without a trailing blank line is kept)."""
-    dec = SSEDecoder()
-    for line in lines:
-        ev = dec.feed(line)
-        if ev is not None:
-            yield ev
-    ev = dec.flush()
-    if ev is not None:
-        yield ev
-
-
-async def aiter_sse(lines: AsyncIterable[str]) -> AsyncIterator[SSEEvent]:
-    """Async twin of :func:`iter_sse`."""
-    dec = SSEDecoder()
-    async for line in lines:
-        ev = dec.feed(line)
-        if ev is not None:
-            yield ev
-    ev = dec.flush()
-    if ev is not None:
-        yield ev
-
-
 def decode_json(text: str, *, engine_id: str = "") -> Any:
     """Parse one JSON payload of a stream; an error payload or invalid JSON raises :class:`StreamError`.
 
@@ -119,36 +91,6 @@ def decode_json(text: str, *, engine_id: str = "") -> Any:
 
         raise error_from_payload(obj, engine_id=engine_id, in_stream=True)
     return obj
-
-
-def iter_sse_json(lines: Iterable[str], *, engine_id: str = "") -> Iterator[Any]:
-    """JSON payloads of an OpenAI-style SSE stream, stopping at ``[DONE]``."""
-    for ev in iter_sse(lines):
-        if ev.data == "[DONE]":
-            return
-        yield decode_json(ev.data, engine_id=engine_id)
-
-
-async def aiter_sse_json(lines: AsyncIterable[str], *, engine_id: str = "") -> AsyncIterator[Any]:
-    """Async twin of :func:`iter_sse_json`."""
-    async for ev in aiter_sse(lines):
-        if ev.data == "[DONE]":
-            return
-        yield decode_json(ev.data, engine_id=engine_id)
-
-
-def iter_ndjson(lines: Iterable[str], *, engine_id: str = "") -> Iterator[Any]:
-    """One JSON value per non-blank line (Ollama's streaming format)."""
-    for line in lines:
-        if line.strip():
-            yield decode_json(line, engine_id=engine_id)
-
-
-async def aiter_ndjson(lines: AsyncIterable[str], *, engine_id: str = "") -> AsyncIterator[Any]:
-    """Async twin of :func:`iter_ndjson`."""
-    async for line in lines:
-        if line.strip():
-            yield decode_json(line, engine_id=engine_id)
 
 
 # -- byte-level decoders for hot streaming loops -------------------------------------------------------
@@ -270,25 +212,39 @@ class SSEByteDecoder(_TextLines):
     event's ``data`` text; with ``events=True`` it returns :class:`SSEEvent` objects that keep the
     ``event:`` name too (Anthropic). Comments, ``data:`` with or without its space, multi-line data and
     ``id``/``retry`` fields are handled as in :class:`SSEDecoder`.
+
+    With ``until_done=True`` (OpenAI-style streams) the ``[DONE]`` marker ends the stream: it is not
+    returned, :attr:`done` becomes True, and everything after it is read but ignored, so that the caller's
+    loop simply runs to the end of the body and the connection goes back to the pool.
     """
 
-    __slots__ = ("_event", "_events", "_parts", "_parts_len")
+    __slots__ = ("_event", "_events", "_parts", "_parts_len", "_until_done", "done")
 
-    def __init__(self, *, events: bool = False, max_line: int = DEFAULT_MAX_LINE, engine_id: str = "") -> None:
+    def __init__(self, *, events: bool = False, until_done: bool = False, max_line: int = DEFAULT_MAX_LINE,
+                 engine_id: str = "") -> None:
         super().__init__(max_line=max_line, engine_id=engine_id)
         self._parts_len = 0
         self._parts: List[str] = []
         self._event: Optional[str] = None
         self._events = events
+        self._until_done = until_done
+        #: True once the ``[DONE]`` marker arrived (only with ``until_done``).
+        self.done = False
 
     def feed(self, data: bytes, final: bool = False) -> List[Union[str, SSEEvent]]:
         """Take the next bytes of the body; return the events they completed."""
+        if self.done:
+            return []
         out: List[Any] = []
         parts = self._parts
         for line in self._lines(data, final):
             if not line:
                 if parts:
                     text = parts[0] if len(parts) == 1 else "\n".join(parts)
+                    if self._until_done and text[:1] != "{" and text.strip() == "[DONE]":
+                        self.done = True
+                        self._parts = []
+                        return out
                     out.append(SSEEvent(self._event or "message", text) if self._events else text)
                     parts = self._parts = []
                 self._event = None
@@ -304,10 +260,14 @@ class SSEByteDecoder(_TextLines):
             elif line[:6] == "event:":
                 value = line[6:]
                 self._event = value[1:] if value[:1] == " " else value
+            elif line == "data":  # a field name alone: an empty data line (the SSE spec)
+                parts.append("")
         return out
 
     def flush(self) -> List[Union[str, SSEEvent]]:
         """At the end of the body: the last event, even without its closing blank line."""
+        if self.done:
+            return []
         self._skip_lf = False
         out = self.feed(b"", final=True)
         rest = self._take_pending()

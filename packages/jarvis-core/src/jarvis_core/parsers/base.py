@@ -13,13 +13,11 @@ Parsers never raise on model output: anything malformed stays in ``content`` and
 from __future__ import annotations
 
 import json
-import secrets
-import string
 from typing import Any, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 import attrs
 
-from jarvis_core.types import ToolCall
+from jarvis_core.types import ToolCall, new_call_id
 
 __all__ = [
     "Diagnostic",
@@ -99,16 +97,6 @@ class StreamSnapshot:
     content: Optional[str] = None
     reasoning: Optional[str] = None
     tool_calls: Tuple[ToolCallPreview, ...] = ()
-
-
-_ALNUM = string.ascii_letters + string.digits
-
-
-def new_call_id(style: str = "openai") -> str:
-    """A fresh tool-call id: ``call_<24 hex>``, or 9 alphanumerics for Mistral (its tokenizer's rule)."""
-    if style == "mistral":
-        return "".join(secrets.choice(_ALNUM) for _ in range(9))
-    return "call_" + secrets.token_hex(12)
 
 
 def normalize_arguments(value: Any) -> Tuple[str, bool]:

@@ -35,6 +35,7 @@ import pluggy
 
 from jarvis_core import hookspecs
 from jarvis_core.errors import PluginLoadError
+from jarvis_core.switches import env_flag
 
 __all__ = ["JarvisPluginManager", "PluginFailure", "PluginLoadWarning", "PluginWarning", "make_plugin_manager"]
 
@@ -258,7 +259,7 @@ def make_plugin_manager(
     allow_l = list(allow) if allow is not None else _split(env.get("JARVIS_LOAD_PLUGINS"))
     block_l = list(block) if block is not None else (_split(env.get("JARVIS_DISABLE_PLUGINS")) or [])
     if strict is None:
-        strict = env.get("JARVIS_STRICT_PLUGINS", "").strip().lower() in ("1", "true", "yes", "on")
+        strict = env_flag("JARVIS_STRICT_PLUGINS", env)
 
     pm = JarvisPluginManager()
     pm.strict = strict

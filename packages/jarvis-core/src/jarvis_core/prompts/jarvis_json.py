@@ -15,9 +15,8 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import attrs
 
-from jarvis_core.parsers.base import new_call_id
 from jarvis_core.parsers.scan import raw_decode
-from jarvis_core.types import ToolCall
+from jarvis_core.types import ToolCall, new_call_id
 
 __all__ = ["JarvisReply", "JarvisToolCall", "decode_object"]
 

@@ -23,7 +23,7 @@ from typing import Any, AsyncIterator, Callable, FrozenSet, Iterable, List, Mapp
 
 import attrs
 
-from jarvis_core.engine.base import InferenceEngine, ToolLike
+from jarvis_core.engine.base import SAMPLING_OPTIONS, InferenceEngine, ToolLike
 from jarvis_core.engine.messages import coerce_messages
 from jarvis_core.types import Completion, Message, MessageLike, StreamChunk, ToolCall, Usage
 
@@ -33,7 +33,8 @@ ScriptItem = Union[
     Completion, str, Sequence[Union[StreamChunk, str, BaseException]], BaseException, type, Callable[..., Any]
 ]
 
-_DEFAULT_OPTIONS = frozenset({"top_p", "top_k", "min_p", "repeat_penalty", "presence_penalty", "seed", "stop"})
+#: The sampling options (``temperature`` is a named parameter), ``seed`` and ``stop``.
+_DEFAULT_OPTIONS = (SAMPLING_OPTIONS - {"temperature"}) | {"seed", "stop"}
 
 
 @attrs.frozen

@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import copy
 import json
-import uuid
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import attrs
 
-from jarvis_core.types import ToolCall, ToolSpec
+from jarvis_core.types import ToolCall, ToolSpec, new_call_id
 
 __all__ = [
     "ANSWER_OVERHEAD_TOKENS",
@@ -292,7 +291,7 @@ def parse_action(text: Optional[str], tool_names: Sequence[str], *, call_id: Opt
             return ParsedAction(text, (), f"the constrained reply calls an unknown tool {name!r}")
         args = obj["arguments"]
         arguments = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
-        cid = call_id or f"call_{uuid.uuid4().hex[:24]}"
+        cid = call_id or new_call_id()
         return ParsedAction(None, (ToolCall(id=cid, name=name, arguments=arguments),), "")
     if isinstance(obj, dict) and isinstance(obj.get("content"), str):
         return ParsedAction(obj["content"], (), "")
