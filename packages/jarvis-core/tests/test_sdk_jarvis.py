@@ -7,7 +7,7 @@ import pytest
 
 from jarvis_core.agents import BaseAgent, TextDelta
 from jarvis_core.config import EngineSettings, JarvisConfig
-from jarvis_core.errors import JarvisError, ModelNotFoundError, UnknownNameError
+from jarvis_core.errors import JarvisError, ModelNotFoundError, UnknownNameError, UsageError
 from jarvis_core.events import EventType
 from jarvis_core.sdk import DEFAULT_SYSTEM_PROMPT, Jarvis
 from jarvis_core.testing import FakeEngine, installed_registry
@@ -216,3 +216,51 @@ def test_configured_model_is_not_used_on_a_fallback_engine():
             j.ask("q")
             assert j.model == "cfg-model"
     assert up.instances[0].calls[0].model == "up-model"
+
+
+def test_reading_the_properties_picks_nothing_connect_does():
+    cls = scripted(["hi"], models=("first", "second"))
+    said = []
+    with installed_registry(simple_plugin("p", engines={"scripted": cls})):
+        j = Jarvis(JarvisConfig(), engine="scripted", announce=said.append)
+        for prop in ("engine", "engine_key", "model"):
+            with pytest.raises(UsageError, match=r"call connect\(\) first"):
+                getattr(j, prop)
+        assert cls.instances == [] and said == [] and j.connection is None  # no engine built, nothing announced
+        conn = j.connect()
+        (engine,) = cls.instances
+        assert (conn.engine_key, conn.engine, conn.model, conn.how) == ("scripted", engine, "first", "explicit")
+        assert (j.engine, j.engine_key, j.model, j.connection) == (engine, "scripted", "first", conn)
+        assert j.connect() is conn and len(cls.instances) == 1 and len(said) == 1  # idempotent, announced once
+        assert j.ask("q") == "hi" and engine.calls[0].model == "first"
+        j.close()
+        with pytest.raises(UsageError, match="closed"):
+            j.connect()
+
+
+def test_what_the_caller_gave_is_readable_at_once():
+    engine = FakeEngine(["x"])
+    j = Jarvis(engine=engine, model="m")
+    assert (j.engine, j.engine_key, j.model) == (engine, "fake", "m")
+    assert j.connect().model == "m" and engine.calls == []  # a given model is not looked up
+
+
+def test_connect_is_thread_safe():
+    import threading
+
+    cls = scripted(["x"], models=("m",))
+    with installed_registry(simple_plugin("p", engines={"scripted": cls})):
+        j = Jarvis(JarvisConfig(), engine="scripted")
+        got, start = [], threading.Barrier(8)
+
+        def connect():
+            start.wait()
+            got.append(j.connect())
+
+        threads = [threading.Thread(target=connect) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=30)
+        assert len(got) == 8 and all(c is got[0] for c in got) and len(cls.instances) == 1
+        j.close()

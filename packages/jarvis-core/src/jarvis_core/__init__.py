@@ -53,6 +53,7 @@ _LAZY = {
     "InstrumentedEngine": "jarvis_core.instrumented",
     # SDK
     "Jarvis": "jarvis_core.sdk",
+    "Connection": "jarvis_core.sdk",
 }
 
 __all__ = ["hookimpl", "__version__", *_LAZY]
@@ -71,7 +72,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from jarvis_core.instrumented import InstrumentedEngine
     from jarvis_core.plugins.manager import make_plugin_manager
     from jarvis_core.plugins.registry import get_registry
-    from jarvis_core.sdk import Jarvis
+    from jarvis_core.sdk import Connection, Jarvis
     from jarvis_core.types import (
         AgentContext,
         AgentResult,

@@ -13,16 +13,27 @@
         async for text in j.ask_stream("Hi"):
             ...
 
-Everything is built on first use: constructing a ``Jarvis`` loads no config and contacts no server. How the
-engine and model are picked is described in :mod:`jarvis_core.engine_choice`; every choice the caller did not
-make is passed to ``announce`` (default: logging). With ``agent=`` (or ``[agent] default`` in the config) the
-question goes to that agent from the registry; otherwise straight to the engine.
+Constructing a ``Jarvis`` loads no config and contacts no server. :meth:`Jarvis.connect` picks the engine
+and the model (it may probe servers, list models or start the embedded llama.cpp server) and returns them as a
+:class:`Connection`; it is idempotent and thread-safe. The ``ask`` methods connect on first use, so calling
+``connect()`` first is only needed to choose (and announce) before the first question, or to read what was
+chosen: the ``engine``, ``engine_key`` and ``model`` properties are plain reads that never pick anything, and
+raise :class:`~jarvis_core.errors.UsageError` while nothing is chosen yet::
+
+    j = Jarvis()
+    conn = j.connect()                       # Connection(engine_key='ollama', engine=..., model='qwen3:8b', how=...)
+    print(j.model)                           # the same model, read
+
+How the engine and model are picked is described in :mod:`jarvis_core.engine_choice`; every choice the caller
+did not make is passed to ``announce`` (default: logging). With ``agent=`` (or ``[agent] default`` in the
+config) the question goes to that agent from the registry; otherwise straight to the engine.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -38,6 +49,8 @@ from typing import (
     Union,
 )
 
+import attrs
+
 if TYPE_CHECKING:
     from jarvis_core.config import JarvisConfig
     from jarvis_core.engine.base import InferenceEngine
@@ -46,7 +59,7 @@ if TYPE_CHECKING:
     from jarvis_core.tools.executor import Approver
     from jarvis_core.types import Message, MessageLike
 
-__all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_SYSTEM_PROMPT", "Jarvis"]
+__all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_SYSTEM_PROMPT", "Connection", "Jarvis"]
 
 #: Small models answer far better with a system prompt; this one is neutral.
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
@@ -55,6 +68,18 @@ DEFAULT_MAX_TOKENS = 1024
 
 #: A question: text, or a whole conversation (``Message`` objects or OpenAI-style dicts).
 Prompt = Union[str, Sequence["MessageLike"]]
+
+
+@attrs.frozen
+class Connection:
+    """What :meth:`Jarvis.connect` chose: the engine's registry key, the engine, the model, and how the engine
+    was picked: ``given`` (passed in), ``explicit`` (named), ``configured``, ``fallback``, ``discovered`` or
+    ``embedded`` (see :mod:`jarvis_core.engine_choice`)."""
+
+    engine_key: str
+    engine: InferenceEngine = attrs.field(repr=False)
+    model: str
+    how: str
 
 
 class Jarvis:
@@ -90,6 +115,8 @@ class Jarvis:
         announce: Optional[Announce] = None,
         approver: Optional[Approver] = None,
     ) -> None:
+        from jarvis_core.engine.base import InferenceEngine
+
         self._config_arg = config
         self._config: Optional[JarvisConfig] = None
         self._engine_arg = engine
@@ -97,12 +124,16 @@ class Jarvis:
         self._engine_key: Optional[str] = None
         self._engine_how = "given"
         self._owns_engine = False
+        self._lock = threading.RLock()
+        self._connection: Optional[Connection] = None
+        self._bus = bus
+        if isinstance(engine, InferenceEngine):  # nothing to pick: known at once, no side effect
+            self._engine, self._engine_key = self._observed(engine), engine.engine_id or type(engine).__name__
         self._model = model
         self._host = host
         self._agent_key = agent
         self._tool_keys = list(tools or ())
         self.system_prompt = system_prompt
-        self._bus = bus
         self._announce = announce
         self._approver = approver
         self._loop: Optional[asyncio.AbstractEventLoop] = None
@@ -119,50 +150,103 @@ class Jarvis:
             self._config = arg if isinstance(arg, JarvisConfig) else load_config(arg)
         return self._config
 
-    @property
-    def engine(self) -> InferenceEngine:
-        """The engine (built, or picked, on first use)."""
+    def _observed(self, engine: InferenceEngine) -> InferenceEngine:
+        if self._bus is None:
+            return engine
+        from jarvis_core.instrumented import InstrumentedEngine
+
+        return InstrumentedEngine(engine, self._bus)
+
+    def _check_open(self) -> None:
         if self._closed:
             from jarvis_core.errors import UsageError
 
             raise UsageError("this Jarvis is closed; create a new one")
-        if self._engine is None:
-            from jarvis_core.engine.base import InferenceEngine
-            from jarvis_core.engine_choice import choose_engine
 
-            arg = self._engine_arg
-            if isinstance(arg, InferenceEngine):
-                engine, key = arg, arg.engine_id or type(arg).__name__
-            else:
-                choice = choose_engine(self.config, arg, host=self._host, announce=self._announce)
-                engine, key, self._owns_engine, self._engine_how = choice.engine, choice.key, True, choice.how
-            if self._bus is not None:
-                from jarvis_core.instrumented import InstrumentedEngine
+    def _pick_engine(self) -> InferenceEngine:
+        """The engine, picked (and announced) if it was not yet: config, discovery or the embedded server."""
+        with self._lock:
+            self._check_open()
+            if self._engine is None:
+                from jarvis_core.engine_choice import choose_engine
 
-                engine = InstrumentedEngine(engine, self._bus)
-            self._engine, self._engine_key = engine, key
-        return self._engine
+                arg = self._engine_arg
+                choice = choose_engine(self.config, arg if isinstance(arg, str) else None, host=self._host,
+                                       announce=self._announce)
+                if self._closed:  # closed from another thread while picking (close() does not wait for us)
+                    choice.engine.close()
+                    self._check_open()
+                self._owns_engine, self._engine_how = True, choice.how
+                self._engine, self._engine_key = self._observed(choice.engine), choice.key
+            return self._engine
+
+    def connect(self) -> Connection:
+        """Pick the engine and the model now (announcing every choice the caller did not make) and return
+        them. Picking may probe servers, list the engine's models or start the embedded llama.cpp server.
+        Idempotent (later calls return the same :class:`Connection`) and thread-safe; the ``ask`` methods
+        call it on first use.
+
+        :raises UsageError: this ``Jarvis`` is closed.
+        :raises EngineConnectionError: no engine is reachable (the message says what to do).
+        :raises ModelNotFoundError: no model was named and the engine offers none.
+        """
+        with self._lock:
+            if self._connection is not None and not self._closed:
+                return self._connection
+            engine = self._pick_engine()
+            key = self._engine_key
+            assert key is not None
+            if self._model is None:
+                from jarvis_core.engine_choice import resolve_model
+
+                # A borrowed engine with no config given: do not read the user's config file behind their back.
+                # The configured model belongs to the configured engine, not to a stand-in for it.
+                substitute = self._engine_how in ("fallback", "embedded")
+                config = None if self._engine_is_borrowed() or substitute else self.config
+                self._model = resolve_model(engine, key, config, announce=self._announce)
+            self._connection = Connection(key, engine, self._model, self._engine_how)
+            return self._connection
+
+    @property
+    def connection(self) -> Optional[Connection]:
+        """What :meth:`connect` chose, or ``None`` before it ran. A plain read."""
+        return self._connection
+
+    def _chosen(self, what: str, value: Any) -> Any:
+        self._check_open()
+        if value is None:
+            from jarvis_core.errors import UsageError
+
+            raise UsageError(f"no {what} is chosen yet: call connect() first (ask() and the other ask methods "
+                             "connect on first use)")
+        return value
+
+    @property
+    def engine(self) -> InferenceEngine:
+        """The engine in use: the one passed in, or the one :meth:`connect` picked. A plain read: it never
+        picks one; :class:`~jarvis_core.errors.UsageError` before that."""
+        return self._chosen("engine", self._engine)
 
     @property
     def engine_key(self) -> str:
-        """The registry key of the engine in use (picks the engine if needed)."""
-        self.engine  # noqa: B018 - builds it
-        assert self._engine_key is not None
-        return self._engine_key
+        """The registry key of the engine in use (a plain read, like :attr:`engine`)."""
+        return self._chosen("engine", self._engine_key)
 
     @property
     def model(self) -> str:
-        """The model in use (resolved on first use)."""
-        if self._model is None:
-            from jarvis_core.engine_choice import resolve_model
+        """The model in use: the one passed in, or the one :meth:`connect` resolved (a plain read, like
+        :attr:`engine`)."""
+        return self._chosen("model", self._model)
 
-            self.engine  # noqa: B018 - the model depends on which engine was picked
-            # A borrowed engine with no config given: do not read the user's config file behind their back.
-            # The configured model belongs to the configured engine, not to a stand-in for it.
-            substitute = self._engine_how in ("fallback", "embedded")
-            config = None if self._engine_is_borrowed() or substitute else self.config
-            self._model = resolve_model(self.engine, self.engine_key, config, announce=self._announce)
-        return self._model
+    def _use(self, model: Optional[str]) -> Tuple[InferenceEngine, str, str]:
+        """Engine, engine key and model for one request: ``model`` when given (the engine is picked, the
+        default model is not resolved), else the connection's."""
+        if model:
+            engine = self._pick_engine()
+            assert self._engine_key is not None
+            return engine, self._engine_key, model
+        conn = self.connect()
+        return conn.engine, conn.engine_key, conn.model
 
     def _engine_is_borrowed(self) -> bool:
         from jarvis_core.engine.base import InferenceEngine
@@ -242,8 +326,8 @@ class Jarvis:
         from jarvis_core.tools.factory import create_tool
 
         config = None if self._engine_is_borrowed() else self.config
-        use_model = model or self.model
-        tool_objs = [create_tool(k, config=config, registry=registry, engine=self.engine, model=use_model,
+        engine, engine_key, use_model = self._use(model)
+        tool_objs = [create_tool(k, config=config, registry=registry, engine=engine, model=use_model,
                                  home=jarvis_home(), bus=self._bus) for k in tool_keys]
         system_text = self.system_prompt if system is None else system
         if system is None and system_text == DEFAULT_SYSTEM_PROMPT:
@@ -255,7 +339,7 @@ class Jarvis:
                                   "max_tokens": max_tokens, "bus": self._bus, "approver": self._approver}
         if tool_objs:
             kwargs["tools"] = tool_objs
-        return key, _build_agent(key, self.engine, self.engine_key, dict(options or {}), model=use_model,
+        return key, _build_agent(key, engine, engine_key, dict(options or {}), model=use_model,
                                  config=config, registry=registry, **kwargs)
 
     # -- asking -----------------------------------------------------------------------------------
@@ -307,16 +391,16 @@ class Jarvis:
             )
         agent_key, runner = self._agent(agent, tools, model=model, system=system, temperature=temperature,
                                         max_tokens=max_tokens, options=options)
-        use_model = model or self.model
+        engine, engine_key, use_model = self._use(model)
         if runner is None:
-            completion = self.engine.generate(
+            completion = engine.generate(
                 self.messages(prompt, system=system), model=use_model, temperature=temperature,
                 max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens, **options,
             )
-            return {**completion.to_dict(), "engine": self.engine_key}
+            return {**completion.to_dict(), "engine": engine_key}
         text, history = _split_prompt(prompt)
         result = runner.run(text, AgentContext(messages=tuple(history)))
-        return _agent_answer(result, model=use_model, engine=self.engine_key, agent=agent_key)
+        return _agent_answer(result, model=use_model, engine=engine_key, agent=agent_key)
 
     async def ask_stream(
         self,
@@ -347,9 +431,9 @@ class Jarvis:
             if full["content"]:
                 yield full["content"]
             return
-        if self._engine is None or (self._model is None and model is None):
-            # Picking the engine may probe servers or start one: keep that off the event loop.
-            await asyncio.to_thread(self._prepare, model)
+        if self._engine is None or (self._model is None and not model):
+            # Connecting may probe servers, list models or start one: keep that off the event loop.
+            await asyncio.to_thread(self._use, model)
         _agent_key, runner = await asyncio.to_thread(
             self._agent, agent, tools, model=model, system=system, temperature=temperature, max_tokens=max_tokens,
             options=options)
@@ -369,9 +453,9 @@ class Jarvis:
             finally:
                 await events.aclose()
             return
-        use_model = model or self.model
+        engine, _key, use_model = self._use(model)
         messages = self.messages(prompt, system=system)
-        async for text in self.engine.stream(
+        async for text in engine.stream(
             messages, model=use_model, temperature=temperature,
             max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens, **options,
         ):
@@ -389,10 +473,10 @@ class Jarvis:
 
         if system is not None:
             raise UsageError("the prompt provider builds the system prompt; do not pass one as well", argument="system")
-        use_model = model or self.model
+        engine, engine_key, use_model = self._use(model)
         is_auto = name.strip().lower() == AUTO
         user_rules = None if not is_auto or self._engine_is_borrowed() else self.config.model_defaults
-        provider, choice = choose_provider(name, model=use_model, backend=self.engine_key, user_rules=user_rules)
+        provider, choice = choose_provider(name, model=use_model, backend=engine_key, user_rules=user_rules)
         if choice is not None:
             from jarvis_core.engine_choice import _log_announce
 
@@ -403,7 +487,7 @@ class Jarvis:
         from jarvis_core.tools.factory import create_tool
 
         config = None if self._engine_is_borrowed() else self.config
-        specs = [create_tool(t, config=config, registry=registry, engine=self.engine, model=use_model,
+        specs = [create_tool(t, config=config, registry=registry, engine=engine, model=use_model,
                              home=jarvis_home(), bus=self._bus) if isinstance(t, str) else t
                  for t in (self._tool_keys if tools is None else tools)]
         session = PromptSession(provider, specs, node_context, timezone, available_commands)
@@ -413,9 +497,9 @@ class Jarvis:
         from jarvis_core.prompts.direct import ask_direct
         from jarvis_core.types import to_dict
 
-        answer = ask_direct(session, self.engine, prompt, model=use_model, temperature=temperature,
+        answer = ask_direct(session, engine, prompt, model=use_model, temperature=temperature,
                             max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens, **options)
-        out = {**answer.read.completion.to_dict(), "usage": to_dict(answer.usage), "engine": self.engine_key,
+        out = {**answer.read.completion.to_dict(), "usage": to_dict(answer.usage), "engine": engine_key,
                "prompt_provider": provider.name, "jarvis_json": answer.read.reply.to_dict(),
                "model_calls": answer.model_calls}
         if answer.tools_loaded:
@@ -444,11 +528,6 @@ class Jarvis:
         result = runner.run(text, AgentContext(messages=tuple(history)))
         return {**_agent_answer(result, model=model, engine=self.engine_key, agent=key),
                 "prompt_provider": session.provider.name}
-
-    def _prepare(self, model: Optional[str] = None) -> None:
-        self.engine  # noqa: B018 - builds it
-        if model is None:
-            self.model  # noqa: B018 - resolves it
 
     def ask_stream_sync(self, prompt: Prompt, **kwargs: Any) -> Iterator[str]:
         """:meth:`ask_stream` for synchronous code. One private event loop serves every call, so the engine's
@@ -493,6 +572,7 @@ class Jarvis:
         if self._closed:
             return
         self._closed = True
+        self._connection = None
         engine, self._engine = self._engine, None
         loop, self._loop = self._loop, None
         try:
@@ -511,6 +591,7 @@ class Jarvis:
         if self._closed:
             return
         self._closed = True
+        self._connection = None
         engine, self._engine = self._engine, None
         loop, self._loop = self._loop, None
         try:

@@ -117,9 +117,7 @@ def run(args: argparse.Namespace) -> int:
         if provider_options:
             return _ask_with_provider(jarvis, prompt, args, provider_options)
         jarvis.check_names()
-        jarvis.engine  # noqa: B018 - pick (and announce) the engine and model before any output
-        if args.model is None:
-            jarvis.model  # noqa: B018
+        jarvis.connect()  # pick (and announce) the engine and model before any output
         if args.json:
             sys.stdout.write(json.dumps(jarvis.ask_full(prompt, **request_options(args)), ensure_ascii=False) + "\n")
             return 0

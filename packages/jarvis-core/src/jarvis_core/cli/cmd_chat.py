@@ -44,9 +44,7 @@ def run(args: argparse.Namespace) -> int:
     history: List[Message] = []
     try:
         jarvis.check_names()
-        jarvis.engine  # noqa: B018 - pick (and announce) the engine before the first question
-        if args.model is None:
-            jarvis.model  # noqa: B018
+        jarvis.connect()  # pick (and announce) the engine and model before the first question
         while True:
             line = _read_line(interactive)
             if line is None:
