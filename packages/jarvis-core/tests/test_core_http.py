@@ -384,3 +384,41 @@ def test_mock_transport_body_is_json():
 
     assert mock_engine(handler).request_json("POST", "/x", json_body={"a": [1]}) == {"ok": True}
     assert captured["body"] == {"a": [1]}
+
+
+async def test_close_in_a_running_loop_keeps_its_task_until_the_pool_is_closed():
+    import gc
+
+    from jarvis_core.engine import http as http_module
+
+    with ReplayServer([Exchange("GET", "/j", json=1)]) as server:
+        engine = Mini(host=server.url)
+        await engine.arequest_json("GET", "/j")
+        pool = engine.aclient
+        engine.close()  # the sync close, called from async code: the pool is closed by a scheduled task
+        pending = list(http_module._closing)
+        assert len(pending) == 1
+        gc.collect()  # the loop holds tasks only weakly; ours must survive this
+        await asyncio.wait_for(asyncio.gather(*pending), timeout=10)
+        assert pool.is_closed and not http_module._closing
+        assert server.wait_until(lambda s: s.open_connections == 0)
+
+
+def test_close_from_another_thread_closes_the_pool_on_its_own_loop():
+    import threading
+
+    with ReplayServer([Exchange("GET", "/j", json=1)]) as server:
+        loop = asyncio.new_event_loop()
+        thread = threading.Thread(target=loop.run_forever, daemon=True)
+        thread.start()
+        try:
+            engine = Mini(host=server.url)
+            asyncio.run_coroutine_threadsafe(engine.arequest_json("GET", "/j"), loop).result(timeout=10)
+            pool = engine._aclient
+            engine.close()
+            assert server.wait_until(lambda s: s.open_connections == 0)
+            assert pool is not None and pool.is_closed
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout=10)
+            loop.close()

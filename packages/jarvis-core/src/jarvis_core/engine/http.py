@@ -29,6 +29,7 @@ from typing import (
     List,
     Mapping,
     Optional,
+    Set,
     Tuple,
     cast,
 )
@@ -137,6 +138,11 @@ _SSE_FIELDS = (b"data:", b"event:", b"id:", b"retry:", b":")
 #: connection is dropped instead of being reused.
 _DRAIN_SECONDS = 0.5
 _DRAIN_LINES = 64
+
+
+#: Pool closings :meth:`HTTPEngine.close` scheduled on a running loop. The loop keeps only weak references
+#: to its tasks, so an unreferenced one may be collected before it ran; each is dropped here when done.
+_closing: Set[Any] = set()
 
 
 async def _adrain(batches: AsyncIterator[Any]) -> None:
@@ -254,14 +260,26 @@ class HTTPEngine(InferenceEngine):
         return self._aclient
 
     def close(self) -> None:
+        """Close both pools. The async one is closed on its own loop: scheduled there when that loop is
+        running (the task is kept referenced until it is done), nothing to do when it has ended."""
         if self._client is not None:
             self._client.close()
             self._client = None
         aclient, self._aclient = self._aclient, None
         loop = self._aclient_loop
         # An async pool can only be closed on its own loop; if that loop is gone, so are its sockets.
-        if aclient is not None and not aclient.is_closed and loop is not None and loop.is_running():
-            loop.create_task(aclient.aclose())
+        if aclient is None or aclient.is_closed or loop is None or not loop.is_running():
+            return
+        try:
+            running: Optional[asyncio.AbstractEventLoop] = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            pending: Any = loop.create_task(aclient.aclose())
+        else:  # another thread: the loop's own thread must create the task
+            pending = asyncio.run_coroutine_threadsafe(aclient.aclose(), loop)
+        _closing.add(pending)
+        pending.add_done_callback(_closing.discard)
 
     async def aclose(self) -> None:
         if self._client is not None:
