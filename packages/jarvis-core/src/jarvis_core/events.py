@@ -25,14 +25,16 @@ log = logging.getLogger(__name__)
 
 
 class EventType(str, enum.Enum):
-    """Every event jarvis publishes. Plugins may publish these; add new members only in the core."""
+    """Every event jarvis publishes. Plugins may publish these; add new members only in the core, and only
+    with a publisher (tests/test_event_types_published.py checks that each member has one)."""
 
+    #: An inference call started / ended (``InstrumentedEngine``; streams say ``stream=True``).
     INFERENCE_START = "inference.start"
     INFERENCE_END = "inference.end"
-    STREAM_START = "stream.start"
-    STREAM_END = "stream.end"
+    #: An agent run started / ended (``BaseAgent``).
     AGENT_TURN_START = "agent.turn.start"
     AGENT_TURN_END = "agent.turn.end"
+    #: A tool call started / ended (the core's ``ToolExecutor``).
     TOOL_CALL_START = "tool.call.start"
     TOOL_CALL_END = "tool.call.end"
     #: An agent chose how it talks to the model (``mode="auto"`` announces its pick; never silent).
@@ -99,11 +101,6 @@ class EventBus:
             except Exception:
                 log.exception("event subscriber %r failed on %s; the other subscribers still run", fn, event_type)
         return event
-
-    def has_subscribers(self) -> bool:
-        """True when anyone listens (lets hot paths skip building event data)."""
-        with self._lock:
-            return any(self._subs.values())
 
 
 _default: Optional[EventBus] = None

@@ -12,7 +12,7 @@ import difflib
 import re
 import sys
 import typing
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Type, TypeVar
+from typing import Any, Dict, Iterable, Optional, Sequence, Tuple, Type, TypeVar
 
 import attrs
 import cattrs
@@ -215,7 +215,3 @@ def _field_type(owner: Any, name: str) -> Any:
             return field.type
     return None
 
-
-def field_names(cls: Any) -> List[str]:
-    """The field names of an attrs class (its valid keys)."""
-    return [f.name for f in attrs.fields(cls)]

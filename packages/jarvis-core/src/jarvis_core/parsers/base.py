@@ -53,10 +53,6 @@ class ToolParseResult:
     diagnostics: Tuple[Diagnostic, ...] = ()
     reasoning: Optional[str] = None  # only formats that carry both (gpt-oss Harmony) set it
 
-    @property
-    def tools_called(self) -> bool:
-        return bool(self.tool_calls)
-
 
 @attrs.frozen
 class ReasoningResult:

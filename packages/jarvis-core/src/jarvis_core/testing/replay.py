@@ -483,11 +483,6 @@ class ReplayServer:
             time.sleep(0.005)
         return True
 
-    def wait_for_requests(self, n: int, timeout: float = 5.0) -> List[RecordedRequest]:
-        """Wait until at least ``n`` requests arrived (for tests where the client runs elsewhere)."""
-        self.wait_until(lambda s: len(s._requests) >= n, timeout)
-        return self.requests
-
     # -- internals used by the handler --------------------------------------------------------------
     def _take(self, method: str, path: str, query: Mapping[str, str], body: Any) -> Optional[Exchange]:
         with self._lock:
