@@ -331,13 +331,13 @@ def test_a_request_right_after_a_crash_waits_for_the_restarted_server():
     engine = EmbeddedEngine(progress=False, ctx_per_slot=1024, threads=2)
     try:
         engine.prepare("")
-        first = engine.worker.status().pid
+        first = engine.server.status().pid
         os.kill(first, signal.SIGKILL)
         psutil.Process(first).wait(10) if psutil.pid_exists(first) else None
         # At once, before the supervisor's next tick: no "cannot reach … LLAMACPP_HOST", but an answer from
         # the new server.
         reply = engine.generate([Message.user("Say hi.")], max_tokens=4)
-        status = engine.worker.status()
+        status = engine.server.status()
         assert status.pid != first and status.restart_count >= 1
         assert reply.content is not None or reply.finish_reason
     finally:

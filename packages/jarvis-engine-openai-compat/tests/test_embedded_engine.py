@@ -50,7 +50,7 @@ def test_nothing_starts_until_first_use(runnable, engines):
     engine = small(engines, progress=False)
     assert engine.list_models() == ["smollm2-135m-instruct"]
     assert engine.health() is True  # it *can* start: model and xllamacpp are installed
-    assert engine.worker is None
+    assert engine.server is None
     assert "not started" in repr(engine)
 
 
@@ -74,9 +74,9 @@ def test_first_use_starts_the_server_with_progress_then_answers_and_close_stops_
     assert "".join(c.content or "" for c in chunks) == ANSWER and chunks[-1].finish_reason == "stop"
     assert len(lines) == 2  # started once, reused
 
-    pid = engine.worker.status().pid
+    pid = engine.server.status().pid
     engine.close()
-    assert engine.worker is None
+    assert engine.server is None
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
     engine.close()  # twice is fine
@@ -109,21 +109,21 @@ def test_progress_to_an_ascii_stream_degrades_the_ellipsis(runnable, engines):
 def test_a_crashed_server_is_replaced_and_the_engine_follows_it(runnable, engines):
     engine = small(engines, progress=False)
     assert engine.generate(CHAT, temperature=0).content == ANSWER
-    old = engine.worker.status()
+    old = engine.server.status()
     os.kill(old.pid, signal.SIGKILL)
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not (engine.worker.status().pid not in (None, old.pid)):
+    while time.monotonic() < deadline and not (engine.server.status().pid not in (None, old.pid)):
         time.sleep(0.05)
     assert engine.generate(CHAT, temperature=0).content == ANSWER
-    assert engine.worker.status().restart_count == 1
-    assert engine.worker.status().url != old.url
+    assert engine.server.status().restart_count == 1
+    assert engine.server.status().url != old.url
 
 
 def test_unknown_options_fail_before_anything_starts(runnable, engines):
     engine = small(engines, progress=False)
     with pytest.raises(InvalidOptionError, match="nonsense"):
         engine.generate(CHAT, nonsense=1)
-    assert engine.worker is None
+    assert engine.server is None
 
 
 def test_missing_model_is_reported_not_started(engines, tmp_path):
@@ -140,7 +140,7 @@ def test_a_missing_server_binary_fails_fast_without_starting(engines, tmp_path):
     assert engine.health() is False
     with pytest.raises(EngineConnectionError, match="llama-server binary not found"):
         engine.generate(CHAT)
-    assert engine.worker is None
+    assert engine.server is None
 
 
 def test_bad_settings_are_config_errors_at_construction():
@@ -151,6 +151,6 @@ def test_bad_settings_are_config_errors_at_construction():
 def test_registered_as_the_embedded_engine(runnable):
     engine = create_engine("embedded", progress=False, ctx_per_slot=1024)
     try:
-        assert isinstance(engine, EmbeddedEngine) and engine.worker is None
+        assert isinstance(engine, EmbeddedEngine) and engine.server is None
     finally:
         engine.close()

@@ -361,7 +361,7 @@ class OpenAICompatEngine(HTTPEngine):
         if mode == "auto":
             mode = await self._aauto_mode()
         call = self._build(messages, model, temperature, max_tokens, tools, options, mode, stream=True)
-        decoder = ChatStreamDecoder(engine_id=self.engine_id)
+        decoder = self._chat_decoder()
         constrained = call.mode == "json_schema"
         buffered: List[str] = []
         proc = call.adapter.stream_processor(call.tools) if call.adapter is not None and not constrained else None
@@ -374,13 +374,13 @@ class OpenAICompatEngine(HTTPEngine):
         async with contextlib.AsyncExitStack() as stack:
             try:
                 batches = await stack.enter_async_context(self.astream_batches(
-                    "POST", self.chat_path, SSEByteDecoder(), json_body=call.payload, model=model,
+                    "POST", self.chat_path, self._event_decoder(), json_body=call.payload, model=model,
                     max_tokens=max_tokens))
             except ToolsNotSupportedError as exc:
                 if not self._drop_tools(call, exc):
                     raise
                 batches = await stack.enter_async_context(self.astream_batches(
-                    "POST", self.chat_path, SSEByteDecoder(), json_body=call.payload, model=model,
+                    "POST", self.chat_path, self._event_decoder(), json_body=call.payload, model=model,
                     max_tokens=max_tokens))
             # One network read holds many events; they are handled in this plain loop (no per-line async
             # hop). After [DONE] the rest is still read, so the connection returns to the pool.
@@ -417,6 +417,14 @@ class OpenAICompatEngine(HTTPEngine):
                 yield chunk
             elif chunk.content:
                 yield chunk.content
+
+    def _event_decoder(self) -> SSEByteDecoder:
+        """The SSE decoder of one streamed request (an engine that watches its streams returns its own)."""
+        return SSEByteDecoder()
+
+    def _chat_decoder(self) -> ChatStreamDecoder:
+        """The chat-chunk decoder of one streamed request (an engine that watches its streams returns its own)."""
+        return ChatStreamDecoder(engine_id=self.engine_id)
 
     def _final_chunks(self, call: _Call, final: List[StreamChunk], text: Optional[str], proc: Any) -> List[StreamChunk]:
         last = final[-1]

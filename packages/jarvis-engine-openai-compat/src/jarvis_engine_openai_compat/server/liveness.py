@@ -1,4 +1,4 @@
-"""Is the server working or stuck? CPU time (read with psutil) plus stream progress.
+"""Is the server working or stuck? CPU time (read with psutil) plus stream progress; can its model load?
 
 A request is *stalled* only when both signals are flat for the whole stall window: no stream bytes arrived
 **and** the server process used less than ``min_cpu_fraction`` of one core. Either signal alone is not
@@ -16,7 +16,21 @@ from typing import Callable, Deque, Optional, Tuple
 
 import attrs
 
-__all__ = ["CpuHistory", "ProcessCpuReader", "StallVerdict", "judge_stall"]
+__all__ = ["CpuHistory", "ProcessCpuReader", "StallVerdict", "judge_stall", "load_failure"]
+
+#: Words of llama.cpp's log that mean the model file itself is unusable (no restart can fix it).
+_LOAD_FAILURE_WORDS = ("invalid magic", "failed to read", "failed to load model", "error loading model",
+                       "unable to load model", "not a gguf", "unknown model architecture")
+
+
+def load_failure(log_tail: str) -> Optional[str]:
+    """The server's own line saying the model file cannot be loaded, or ``None`` (a start that failed for
+    that reason fails again: the server is given up at once instead of being relaunched)."""
+    for line in log_tail.splitlines():
+        low = line.lower()
+        if any(word in low for word in _LOAD_FAILURE_WORDS):
+            return " ".join(line.split())[:300]
+    return None
 
 
 class ProcessCpuReader:

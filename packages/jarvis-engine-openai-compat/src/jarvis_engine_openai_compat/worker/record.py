@@ -94,6 +94,10 @@ class RequestRecord:
         self.done.set()
         return True
 
+    def fail(self, reason: str, detail: str) -> bool:
+        """End the request as FAILED (the supervisor's verdicts: a restart, the absolute timeout)."""
+        return self.finish(RequestState.FAILED, reason, detail)
+
     # -- HTTP phase -----------------------------------------------------------------------------
     def begin_http(self, generation: int) -> None:
         now = time.monotonic()

@@ -1,25 +1,20 @@
-"""What one request thread does: stream each turn from the server, watch it, run the tool loop.
+"""What one request thread does: the tool loop, each turn streamed through the ``llamacpp`` engine.
 
-The worker always streams, even though callers poll: every line that arrives stamps progress (the
-supervisor's stall check reads it), content goes to the bounded partial output and to the loop detector,
-tool-call fragments are assembled as they come so that a ``decision_request`` stops generation the moment
-its arguments are complete. Tool calls run under the limits of :class:`~.config.ToolLimits`, with the
-request in ``TOOL_RUNNING`` meanwhile (the supervisor does not judge a stall then: the server is idle on
-purpose).
+The worker always streams, even though callers poll (:mod:`.stream`: progress stamps, partial output, loop
+detection, the early stop on a decision request). Tool calls run under the limits of
+:class:`~.config.ToolLimits`, with the request in ``TOOL_RUNNING`` meanwhile (the supervisor does not
+judge a stall then: the server is idle on purpose). The thread runs one event loop for its request.
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime as _dt
 from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple, Union
 
 import attrs
-import httpx
 
-from jarvis_core.engine.http_errors import classify_http_error
 from jarvis_core.engine.messages import coerce_messages
-from jarvis_core.engine.openai_wire import ChatStreamDecoder, build_chat_payload
-from jarvis_core.engine.streams import SSEDecoder, decode_json
 from jarvis_core.errors import (
     ConflictingOptionsError,
     ContextLengthError,
@@ -46,6 +41,7 @@ from .signals import (
     signal_from_call,
 )
 from .state import RequestState, ToolTraceEntry
+from .stream import Ended, request_engine, stream_turn
 from .tools import ToolRunner, run_tool_call
 
 __all__ = ["RequestSpec", "WorkerContext", "build_spec", "run_request"]
@@ -123,46 +119,30 @@ class WorkerContext(Protocol):
     @property
     def tool_mode(self) -> Optional[str]: ...
 
-    def http_client(self) -> httpx.Client: ...
+    @property
+    def bus(self) -> Any: ...
 
     def current_server(self) -> Optional[Tuple[int, str]]: ...
 
     def server_died(self, generation: int) -> Optional[str]: ...
 
 
-class _Turn:
-    __slots__ = ("calls", "content", "decision", "finish_reason", "timings", "usage")
-
-    def __init__(self) -> None:
-        self.content = ""
-        self.calls: Tuple[ToolCall, ...] = ()
-        self.decision: Optional[ToolCall] = None
-        self.finish_reason = "stop"
-        self.usage: Optional[Usage] = None
-        self.timings: Mapping[str, Any] = {}
-
-
-class _Ended(Exception):
-    """The record was ended from outside (cancel, restart) while this thread was working on it."""
-
-
 def run_request(ctx: WorkerContext, rec: RequestRecord, spec: RequestSpec, tz_name: Optional[str]) -> None:
     """Drive ``rec`` to a final state. Never raises; every failure becomes FAILED with a reason."""
     try:
-        _tool_loop(ctx, rec, spec, tz_name)
-    except _Ended:
+        asyncio.run(_drive(ctx, rec, spec, tz_name))
+    except Ended:
         pass
     except ContextLengthError as exc:
         rec.finish(RequestState.FAILED, "context_length_exceeded", str(exc))
     except EngineHTTPError as exc:
         rec.finish(RequestState.FAILED, "http_error", str(exc))
-    except (EngineError, httpx.HTTPError) as exc:  # a broken stream: often the server died under it
+    except EngineError as exc:  # a broken stream: often the server died under it
         died = ctx.server_died(rec.generation)
         if died is not None:
             rec.finish(RequestState.FAILED, "server_crashed", died)
         else:
-            text = str(exc) if isinstance(exc, EngineError) else f"{type(exc).__name__}: {exc}"
-            rec.finish(RequestState.FAILED, "stream_error", text)
+            rec.finish(RequestState.FAILED, "stream_error", str(exc))
     except Exception as exc:  # a bug must still end the request, never hang it
         rec.finish(RequestState.FAILED, "internal_error", f"{type(exc).__name__}: {exc}")
     finally:
@@ -171,7 +151,22 @@ def run_request(ctx: WorkerContext, rec: RequestRecord, spec: RequestSpec, tz_na
         rec.end_http()
 
 
-def _tool_loop(ctx: WorkerContext, rec: RequestRecord, spec: RequestSpec, tz_name: Optional[str]) -> None:
+async def _drive(ctx: WorkerContext, rec: RequestRecord, spec: RequestSpec, tz_name: Optional[str]) -> None:
+    server = ctx.current_server()
+    if server is None:
+        rec.finish(RequestState.FAILED, "server_unavailable", "the worker's server is not running (restarting?)")
+        return
+    generation, url = server
+    engine = request_engine(url, rec, connect_timeout=ctx.config.timeouts.connect,
+                            stop_on_decision=ctx.config.stop_on_decision_request, bus=ctx.bus)
+    try:
+        await _tool_loop(ctx, engine, generation, rec, spec, tz_name)
+    finally:
+        await engine.aclose()
+
+
+async def _tool_loop(ctx: WorkerContext, engine: Any, generation: int, rec: RequestRecord, spec: RequestSpec,
+                     tz_name: Optional[str]) -> None:
     cfg = ctx.config
     limits = cfg.tools
     json_tools = ctx.tool_mode == "json_schema"
@@ -194,7 +189,10 @@ def _tool_loop(ctx: WorkerContext, rec: RequestRecord, spec: RequestSpec, tz_nam
     usage = Usage()
     while True:
         tools_now = offered if (offered and rec.tool_calls_left > 0) else []
-        turn = _stream_turn(ctx, rec, _payload(ctx, rec, spec, messages, tools_now, json_tools), detector)
+        temperature = spec.temperature if spec.temperature is not None else cfg.temperature
+        turn = await stream_turn(engine, rec, generation, messages, model=cfg.model_alias, temperature=temperature,
+                                 max_tokens=spec.max_tokens, tools=[] if json_tools else tools_now,
+                                 options=_options(rec, spec, tools_now, json_tools), detector=detector)
         if turn.usage is not None:
             usage = Usage(usage.prompt_tokens + turn.usage.prompt_tokens,
                           usage.completion_tokens + turn.usage.completion_tokens)
@@ -224,7 +222,7 @@ def _tool_loop(ctx: WorkerContext, rec: RequestRecord, spec: RequestSpec, tz_nam
             rec.finish(RequestState.COMPLETED, stop_reason=DECISION_REQUEST, content=content)
             return
         if rec.final:
-            raise _Ended
+            raise Ended
         if json_tools:
             messages.append(Message.assistant(turn.content))
             lines = [json_mode.tool_result_text(r.name, r.content) for r in results]
@@ -237,94 +235,17 @@ def _tool_loop(ctx: WorkerContext, rec: RequestRecord, spec: RequestSpec, tz_nam
                 messages.append(Message.tool(text, r.tool_call_id, r.name))
 
 
-def _payload(ctx: WorkerContext, rec: RequestRecord, spec: RequestSpec, messages: Sequence[Message],
-             tools_now: Sequence[ToolSpec], json_tools: bool) -> Dict[str, Any]:
-    cfg = ctx.config
+def _options(rec: RequestRecord, spec: RequestSpec, tools_now: Sequence[ToolSpec], json_tools: bool) -> Dict[str, Any]:
+    """The turn's request options: llama.cpp's slot pinning and prompt cache, and how tools are asked for."""
     options: Dict[str, Any] = {"id_slot": rec.slot, "cache_prompt": True, "return_progress": True}
     if spec.response_format is not None:
         options["response_format"] = dict(spec.response_format)
     if tools_now and json_tools:
-        options["response_format"] = json_mode.response_format(tools_now, answer=spec.tool_choice != "required")
+        options["response_format"] = json_mode.response_format_for_choice(
+            tools_now, spec.tool_choice, max_content_length=json_mode.content_limit(spec.max_tokens))
     elif tools_now:
         options["tool_choice"] = spec.tool_choice
-    temperature = spec.temperature if spec.temperature is not None else cfg.temperature
-    return build_chat_payload(
-        messages, model=cfg.model_alias, temperature=temperature, max_tokens=spec.max_tokens,
-        tools=None if json_tools else (tools_now or None), stream=True, options=options,
-    )
-
-
-def _stream_turn(ctx: WorkerContext, rec: RequestRecord, payload: Dict[str, Any], detector: LoopDetector) -> _Turn:
-    if rec.final:
-        raise _Ended
-    server = ctx.current_server()
-    if server is None:
-        rec.finish(RequestState.FAILED, "server_unavailable", "the worker's server is not running (restarting?)")
-        raise _Ended
-    generation, url = server
-    stop_on_decision = ctx.config.stop_on_decision_request
-    turn = _Turn()
-    rec.begin_http(generation)
-    with ctx.http_client().stream("POST", f"{url}/v1/chat/completions", json=payload) as resp:
-        stream = resp.extensions.get("network_stream")
-        sock = stream.get_extra_info("socket") if stream is not None else None
-        if not rec.headers_arrived(sock):
-            raise _Ended
-        if resp.status_code >= 400:
-            body = resp.read().decode("utf-8", "replace")
-            raise classify_http_error(resp.status_code, _json_or_text(body), engine_id=ENGINE_ID,
-                                      model=ctx.config.model_alias)
-        sse = SSEDecoder()
-        decoder = ChatStreamDecoder(engine_id=ENGINE_ID)
-        done = False
-        for line in resp.iter_lines():
-            rec.progress()
-            event = sse.feed(line)
-            if event is None:
-                continue
-            if event.data == "[DONE]":
-                done = True
-                break
-            chunk = decode_json(event.data, engine_id=ENGINE_ID)
-            for piece in decoder.feed(chunk):
-                if piece.content:
-                    rec.add_text(piece.content)
-                    verdict = detector.feed(piece.content)
-                    if verdict is not None:
-                        rec.finish(RequestState.CANCELED, verdict.reason, verdict.line)
-                        raise _Ended
-            if stop_on_decision and _has_call_delta(chunk):
-                turn.decision = first_decision(decoder.tool_calls(), streaming=True)
-                if turn.decision is not None:
-                    rec.closed_early = not done
-                    break
-            if rec.final:
-                raise _Ended
-        last = decoder.finish(done=done or turn.decision is not None)[0]
-    rec.end_http()
-    turn.content = "".join(rec.turn_parts)
-    turn.calls = last.tool_calls
-    turn.finish_reason = last.finish_reason or "stop"
-    turn.usage = last.usage
-    turn.timings = last.metadata.get("timings") or {}
-    return turn
-
-
-def _has_call_delta(chunk: Mapping[str, Any]) -> bool:
-    choices = chunk.get("choices")
-    if not choices:
-        return False
-    delta = choices[0].get("delta") or {}
-    return bool(delta.get("tool_calls"))
-
-
-def _json_or_text(body: str) -> Any:
-    import json
-
-    try:
-        return json.loads(body)
-    except ValueError:
-        return body
+    return options
 
 
 def _run_calls(ctx: WorkerContext, rec: RequestRecord, calls: Sequence[ToolCall],
@@ -336,7 +257,7 @@ def _run_calls(ctx: WorkerContext, rec: RequestRecord, calls: Sequence[ToolCall]
     try:
         for index, call in enumerate(calls):
             if rec.final:
-                raise _Ended
+                raise Ended
             entry, result = _run_one(ctx, rec, call, index, specs)
             with rec.lock:
                 rec.tool_trace.append(entry)

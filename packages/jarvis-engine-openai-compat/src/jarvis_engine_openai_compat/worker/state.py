@@ -12,6 +12,8 @@ import attrs
 
 from jarvis_core.types import Usage
 
+from ..server.managed import ServerState
+
 __all__ = [
     "NOT_READY",
     "NO_SLOT_AVAILABLE",
@@ -43,17 +45,9 @@ class RequestState(str, enum.Enum):
         return self.value
 
 
-class WorkerState(str, enum.Enum):
-    """Where the worker's server is: ``GAVE_UP`` means crash-loop protection tripped (see ``last_error``)."""
-
-    STOPPED = "stopped"
-    STARTING = "starting"
-    HEALTHY = "healthy"
-    RESTARTING = "restarting"
-    GAVE_UP = "gave_up"
-
-    def __str__(self) -> str:
-        return self.value
+#: The worker's state is its managed server's (``stopped``, ``starting``, ``healthy``, ``restarting``,
+#: ``gave_up``: crash-loop protection tripped, see ``last_error``).
+WorkerState = ServerState
 
 
 class _Sentinel:
