@@ -2,7 +2,7 @@
 
     python benchmarks/bench_ollama.py [--rounds 10] [--requests 200] [--streams 30] [--chunks 200]
 
-A minimal threaded keep-alive HTTP/1.1 server speaking Ollama's ``/api/chat`` runs in a child process (so
+The benchmarks' loopback server (``loopback.py``) answers Ollama's ``/api/chat`` from a child process (so
 its CPU is not charged to the clients). Each round runs every client in a rotated order:
 
 * non-streamed: a raw pooled ``httpx.Client`` posting the same body our engine sends and decoding the
@@ -23,98 +23,17 @@ import asyncio
 import gc
 import json
 import os
-import socket
 import statistics
-import subprocess
 import sys
-import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from loopback import OLLAMA_TEXT as WORD
+from loopback import LoopbackServer
 from results import budget, fmt_ratio, table, write_result
 
 MODEL = "llama3.2"
 MESSAGES = [{"role": "user", "content": "why is the sky blue?"}]
-WORD = " sky"
-
-
-# -- the server (child process) ---------------------------------------------------------------------
-def _final(n: int) -> Dict[str, Any]:
-    return {"done": True, "done_reason": "stop", "total_duration": 4883583458, "load_duration": 1334875,
-            "prompt_eval_count": 26, "prompt_eval_duration": 342546000, "eval_count": n, "eval_duration": 4535599000}
-
-
-def _bodies(chunks: int) -> Tuple[bytes, bytes]:
-    text = WORD * chunks
-    whole = {"model": MODEL, "created_at": "2025-07-07T20:32:53.844124Z",
-             "message": {"role": "assistant", "content": text}, **_final(chunks)}
-    lines = [json.dumps({"model": MODEL, "created_at": "2025-07-07T20:22:19.184789Z",
-                         "message": {"role": "assistant", "content": WORD}, "done": False}, separators=(",", ":"))
-             for _ in range(chunks)]
-    lines.append(json.dumps({"model": MODEL, "created_at": "2025-07-07T20:22:19.219102Z",
-                             "message": {"role": "assistant", "content": ""}, **_final(chunks)}, separators=(",", ":")))
-    return json.dumps(whole, separators=(",", ":")).encode(), ("\n".join(lines) + "\n").encode()
-
-
-def serve(chunks: int) -> None:
-    """A minimal keep-alive HTTP/1.1 server: one thread per connection, canned answers, one write each.
-
-    It parses only what it must (request line, Content-Length, whether the body says ``"stream":false``) so
-    its own cost stays far below the clients' and the ratios measure the clients.
-    """
-    whole, stream = _bodies(chunks)
-    connections = [0]
-
-    def reply(ctype: str, body: bytes) -> bytes:
-        head = f"HTTP/1.1 200 OK\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\n\r\n"
-        return head.encode() + body
-
-    chat = {False: reply("application/json; charset=utf-8", whole), True: reply("application/x-ndjson", stream)}
-    version = reply("application/json; charset=utf-8", b'{"version":"0.12.6"}')
-
-    def handle(conn: socket.socket) -> None:
-        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        buf = b""
-        with conn:
-            while True:
-                while b"\r\n\r\n" not in buf:
-                    data = conn.recv(65536)
-                    if not data:
-                        return
-                    buf += data
-                head, _, buf = buf.partition(b"\r\n\r\n")
-                length = 0
-                for line in head.split(b"\r\n")[1:]:
-                    name, _, value = line.partition(b":")
-                    if name.strip().lower() == b"content-length":
-                        length = int(value)
-                while len(buf) < length:
-                    data = conn.recv(65536)
-                    if not data:
-                        return
-                    buf += data
-                body, buf = buf[:length], buf[length:]
-                if head.startswith(b"POST"):
-                    streamed = b'"stream":false' not in body and b'"stream": false' not in body
-                    conn.sendall(chat[streamed])
-                elif b" /stats " in head.split(b"\r\n", 1)[0]:
-                    conn.sendall(reply("application/json", json.dumps({"connections": connections[0]}).encode()))
-                else:
-                    conn.sendall(version)
-
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(64)
-    print(listener.getsockname()[1], flush=True)
-
-    def accept() -> None:
-        while True:
-            conn, _ = listener.accept()
-            connections[0] += 1
-            threading.Thread(target=handle, args=(conn,), daemon=True).start()
-
-    threading.Thread(target=accept, daemon=True).start()
-    sys.stdin.read()  # until the parent closes our stdin
 
 
 # -- clients ----------------------------------------------------------------------------------------
@@ -197,14 +116,8 @@ class Bench:
 
 
 def run(args: argparse.Namespace) -> int:
-    child = subprocess.Popen([sys.executable, __file__, "--serve", "--chunks", str(args.chunks)],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        port = int(child.stdout.readline())
-        return _measure(Bench(f"http://127.0.0.1:{port}", args), args)
-    finally:
-        child.stdin.close()
-        child.wait(timeout=10)
+    with LoopbackServer(chunks=args.chunks) as server:
+        return _measure(Bench(server.url, args), args)
 
 
 def _measure(b: Bench, args: argparse.Namespace) -> int:
@@ -359,11 +272,7 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--streams", type=int, default=30)
     parser.add_argument("--chunks", type=int, default=200)
-    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.serve:
-        serve(args.chunks)
-        return 0
     gc.collect()
     os.environ.pop("OLLAMA_HOST", None)
     return run(args)

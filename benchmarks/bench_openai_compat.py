@@ -1,6 +1,6 @@
 """Overhead of the OpenAI-compatible engines against floors measured side by side (docs/contract.md §10).
 
-A minimal keep-alive HTTP/1.1 server runs in its own process on loopback and answers
+The benchmarks' loopback server (``loopback.py``) runs in its own process and answers
 ``/v1/chat/completions`` with canned bytes (a 200-token JSON reply, or a 200-chunk SSE stream sent in one
 write, chunked encoding, ``[DONE]`` and usage chunk included). In the same client process, interleaved
 round by round:
@@ -20,97 +20,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import multiprocessing
-import socket
 import statistics
 import sys
-import threading
 import time
 
+from loopback import MODEL, LoopbackServer
 from results import budget, fmt_ratio, table, write_result
 
-MODEL = "bench-model"
 N_CHUNKS = 200
-
-
-# -- the loopback server (child process) -------------------------------------------------------------
-def _canned() -> tuple:
-    base = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1, "model": MODEL,
-            "system_fingerprint": "fp_bench"}
-    events = [dict(base, choices=[{"index": 0, "delta": {"role": "assistant", "content": ""},
-                                   "logprobs": None, "finish_reason": None}], usage=None)]
-    for i in range(N_CHUNKS):
-        events.append(dict(base, choices=[{"index": 0, "delta": {"content": f" tok{i}"}, "logprobs": None,
-                                           "finish_reason": None}], usage=None))
-    events.append(dict(base, choices=[{"index": 0, "delta": {}, "logprobs": None, "finish_reason": "stop"}], usage=None))
-    events.append(dict(base, choices=[], usage={"prompt_tokens": 20, "completion_tokens": N_CHUNKS,
-                                                "total_tokens": 20 + N_CHUNKS}))
-    sse = "".join(f"data: {json.dumps(e, separators=(',', ':'))}\n\n" for e in events) + "data: [DONE]\n\n"
-    sse_bytes = sse.encode()
-    stream = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
-              + b"%x\r\n" % len(sse_bytes) + sse_bytes + b"\r\n0\r\n\r\n")
-    text = "".join(f" tok{i}" for i in range(N_CHUNKS))
-    body = json.dumps({
-        "id": "chatcmpl-bench", "object": "chat.completion", "created": 1, "model": MODEL,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 20, "completion_tokens": N_CHUNKS, "total_tokens": 20 + N_CHUNKS},
-    }).encode()
-    plain = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)) + body
-    return plain, stream
-
-
-def _serve(port_q: multiprocessing.Queue) -> None:
-    plain, stream = _canned()
-    connections = [0]
-    lock = threading.Lock()
-    srv = socket.socket()
-    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(64)
-    port_q.put(srv.getsockname()[1])
-
-    def handle(conn: socket.socket) -> None:
-        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        buf = b""
-        with conn:
-            while True:
-                while b"\r\n\r\n" not in buf:
-                    data = conn.recv(65536)
-                    if not data:
-                        return
-                    buf += data
-                head, _, buf = buf.partition(b"\r\n\r\n")
-                length = 0
-                for line in head.split(b"\r\n")[1:]:
-                    if line[:15].lower() == b"content-length:":
-                        length = int(line[15:])
-                while len(buf) < length:
-                    buf += conn.recv(65536)
-                body, buf = buf[:length], buf[length:]
-                if head.startswith(b"GET /stats"):
-                    with lock:
-                        out = json.dumps({"connections": connections[0]}).encode()
-                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(out) + out)
-                elif b'"stream":true' in body.replace(b" ", b""):
-                    conn.sendall(stream)
-                else:
-                    conn.sendall(plain)
-
-    while True:
-        conn, _ = srv.accept()
-        with lock:
-            connections[0] += 1
-        threading.Thread(target=handle, args=(conn,), daemon=True).start()
-
-
-def _connections(port: int) -> int:
-    import http.client
-
-    c = http.client.HTTPConnection("127.0.0.1", port)
-    c.request("GET", "/stats")
-    n = json.loads(c.getresponse().read())["connections"]
-    c.close()
-    return n
 
 
 # -- the client side -----------------------------------------------------------------------------------
@@ -209,12 +126,8 @@ def main() -> int:
     from jarvis_core.engine.openai_wire import build_chat_payload
     from jarvis_engine_openai_compat.engines import LlamaCppEngine
 
-    ctx = multiprocessing.get_context("spawn")
-    q = ctx.Queue()
-    server = ctx.Process(target=_serve, args=(q,), daemon=True)
-    server.start()
-    port = q.get(timeout=30)
-    url = f"http://127.0.0.1:{port}"
+    server = LoopbackServer(chunks=N_CHUNKS)
+    url = server.url
     try:
         engine = LlamaCppEngine(host=url)
         # The raw floor sends exactly the engine's payload (backend defaults included).
@@ -252,12 +165,12 @@ def main() -> int:
 
         # Connections: fresh engine, N calls each way, count what the server accepted.
         n = 50
-        before = _connections(port)
+        before = server.connections()  # /stats probes are not counted
         counter = LlamaCppEngine(host=url)
         for _ in range(n):
             counter.generate(MESSAGES, model=MODEL, max_tokens=256)
         counter.close()
-        conns_generate = _connections(port) - before - 1  # minus the "before" probe's own connection
+        conns_generate = server.connections() - before
 
         async def count_streams() -> None:
             eng = LlamaCppEngine(host=url)
@@ -269,12 +182,11 @@ def main() -> int:
                     pass
             await eng.aclose()
 
-        before = _connections(port)
+        before = server.connections()
         asyncio.run(count_streams())
-        conns_stream = _connections(port) - before - 1
+        conns_stream = server.connections() - before
     finally:
-        server.terminate()
-        server.join(5)
+        server.close()
 
     # Headline ratios are medians of per-round ratios: both sides of a round ran interleaved under the same load.
     med = statistics.median

@@ -1,6 +1,6 @@
 """What ``jarvis serve`` adds on top of the backend it fronts, measured side by side in one run.
 
-A fast canned backend (the loopback server of ``bench_openai_compat.py``: a 200-token JSON reply, or a
+A fast canned backend (the benchmarks' loopback server, ``loopback.py``: a 200-token JSON reply, or a
 200-chunk SSE stream) runs in its own process. ``jarvis serve``'s application runs under uvicorn in another
 process, over the ``openai-compat`` engine pointed at that backend. The same client (one pooled
 ``httpx.AsyncClient``, the same payload) then calls, interleaved round by round:
@@ -46,7 +46,8 @@ import time
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_openai_compat import MESSAGES, MODEL, N_CHUNKS, _serve  # the shared canned backend
+from bench_openai_compat import MESSAGES, N_CHUNKS
+from loopback import MODEL, LoopbackServer  # the shared canned backend
 from results import budget, fmt_ratio, table, write_result
 
 CONCURRENCY = (1, 16, 64)
@@ -188,10 +189,8 @@ def main() -> int:
     args = ap.parse_args()
 
     ctx = multiprocessing.get_context("spawn")
-    q = ctx.Queue()
-    backend_proc = ctx.Process(target=_serve, args=(q,), daemon=True)
-    backend_proc.start()
-    backend = f"http://127.0.0.1:{q.get(timeout=30)}"
+    backend_server = LoopbackServer(chunks=N_CHUNKS)
+    backend = backend_server.url
     token = f"sk-bench-{secrets.token_hex(16)}"
     jarvis_port = _free_port()
     jarvis_proc = ctx.Process(target=_jarvis, args=(backend, jarvis_port, token), daemon=True)
@@ -213,9 +212,9 @@ def main() -> int:
                                 f"{'' if code is None else f' (exited with {code})'}; its log ends:\n{_tail(log)}")
         results = asyncio.run(_run(targets, args, token))
     finally:
-        for proc in (jarvis_proc, backend_proc):
-            proc.terminate()
-            proc.join(5)
+        jarvis_proc.terminate()
+        jarvis_proc.join(5)
+        backend_server.close()
         if litellm_proc is not None:
             litellm_proc.terminate()
             litellm_proc.wait(10)
