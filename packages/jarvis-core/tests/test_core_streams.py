@@ -11,7 +11,7 @@ from typing import Iterator, List
 
 import pytest
 
-from jarvis_core.engine.streams import LineByteDecoder, SSEByteDecoder, SSEDecoder, decode_json
+from jarvis_core.engine.streams import LineByteDecoder, SSEByteDecoder, decode_json
 from jarvis_core.errors import (
     AuthenticationError,
     ContextLengthError,
@@ -78,13 +78,10 @@ def test_field_without_colon_and_unknown_fields():
     assert events("data\n\nfoo: bar\ndata: z\n\n") == [("message", ""), ("message", "z")]
 
 
-def test_line_decoder_for_callers_that_read_lines():
-    dec = SSEDecoder()
-    assert dec.feed("data: a") is None
-    ev = dec.feed("")
-    assert (ev.event, ev.data) == ("message", "a")
-    assert dec.flush() is None
-    assert "SSEEvent('message'" in repr(ev)
+def test_events_show_their_name_and_data():
+    dec = SSEByteDecoder(events=True)
+    (ev,) = dec.feed(b"data: a\n\n")
+    assert "SSEEvent('message'" in repr(ev) and dec.flush() == []
 
 
 # -- SSE JSON -----------------------------------------------------------------------------------------

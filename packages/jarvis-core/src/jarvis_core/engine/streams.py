@@ -5,7 +5,7 @@ decode them with :class:`SSEByteDecoder` or :class:`LineByteDecoder`; each paylo
 :func:`loads_payload` or :func:`decode_json`. They cope with CRLF, SSE comments and keep-alive pings,
 ``data:`` without a space, multi-line ``data`` fields, ``event:`` names, ``[DONE]``, blank and whitespace
 lines, and JSON error payloads in the middle of a stream, which become typed errors instead of being
-mistaken for data. :class:`SSEDecoder` is the same SSE framing for callers that already hold lines.
+mistaken for data.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ __all__ = [
     "DEFAULT_MAX_LINE",
     "LineByteDecoder",
     "SSEByteDecoder",
-    "SSEDecoder",
     "SSEEvent",
     "decode_json",
     "loads_payload",
@@ -38,41 +37,6 @@ class SSEEvent:
 
     def __repr__(self) -> str:
         return f"SSEEvent({self.event!r}, {self.data[:60]!r})"
-
-
-class SSEDecoder:
-    """Incremental SSE decoder: feed it lines, get events when a blank line ends one."""
-
-    __slots__ = ("_data", "_event")
-
-    def __init__(self) -> None:
-        self._event: Optional[str] = None
-        self._data: List[str] = []
-
-    def feed(self, line: str) -> Optional[SSEEvent]:
-        """Take one line (with or without its line ending); return an event when it completes one."""
-        line = line.rstrip("\r\n")
-        if not line:
-            return self.flush()
-        if line[0] == ":":
-            return None
-        field, _, value = line.partition(":")
-        if value[:1] == " ":
-            value = value[1:]
-        if field == "data":
-            self._data.append(value)
-        elif field == "event":
-            self._event = value
-        return None
-
-    def flush(self) -> Optional[SSEEvent]:
-        """End the current event (at a blank line or the end of the stream)."""
-        if not self._data:
-            self._event = None
-            return None
-        event = SSEEvent(self._event or "message", "\n".join(self._data))
-        self._event, self._data = None, []
-        return event
 
 
 def decode_json(text: str, *, engine_id: str = "") -> Any:
@@ -210,8 +174,9 @@ class SSEByteDecoder(_TextLines):
 
     With ``events=False`` (the default, for OpenAI-style streams) :meth:`feed` returns each completed
     event's ``data`` text; with ``events=True`` it returns :class:`SSEEvent` objects that keep the
-    ``event:`` name too (Anthropic). Comments, ``data:`` with or without its space, multi-line data and
-    ``id``/``retry`` fields are handled as in :class:`SSEDecoder`.
+    ``event:`` name too (Anthropic). Comments, keep-alive pings, ``data:`` with or without its space,
+    multi-line data (joined with newlines), a bare ``data`` line (empty data) and ``id``/``retry`` fields
+    are handled as the SSE specification says.
 
     With ``until_done=True`` (OpenAI-style streams) the ``[DONE]`` marker ends the stream: it is not
     returned, :attr:`done` becomes True, and everything after it is read but ignored, so that the caller's
