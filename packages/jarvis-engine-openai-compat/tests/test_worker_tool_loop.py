@@ -31,15 +31,20 @@ from jarvis_core.errors import (
     InvalidOptionValueError,
     UsageError,
 )
+from jarvis_core.events import EventType
+from jarvis_core.testing import installed_registry, simple_plugin
+from jarvis_core.testing.recording_bus import RecordingBus
+from jarvis_core.tools import BaseTool, ToolPolicy, create_tool
+from jarvis_core.types import ToolSpec
 from jarvis_engine_openai_compat.server.launch import smollm2_model_path
 from jarvis_engine_openai_compat.worker import (
     NOT_READY,
-    InProcessToolRunner,
     LlamaCppWorker,
     RequestState,
     RestartPolicy,
     ToolLimits,
     WorkerConfig,
+    function_tool,
 )
 
 DATA = pathlib.Path(__file__).parent / "data"
@@ -49,30 +54,36 @@ ECHO_PARAMS = {"type": "object", "properties": {"text": {"type": "string", "maxL
                "additionalProperties": False}
 
 
+class Tools(list):
+    """Real tools (plain functions as jarvis tools) and the calls they received."""
+
+    calls: List[str]
+
+
 @pytest.fixture
 def runner():
     """Real in-process tools: echo, one with a huge output, one that hangs until the test ends."""
     release = threading.Event()
-    r = InProcessToolRunner()
-    r.calls: List[str] = []  # type: ignore[attr-defined]
+    tools = Tools()
+    tools.calls = []
 
     def echo(text: str) -> str:
-        r.calls.append(f"echo:{text}")  # type: ignore[attr-defined]
+        tools.calls.append(f"echo:{text}")
         return f"echo: {text}"
 
     def big() -> str:
-        r.calls.append("big")  # type: ignore[attr-defined]
+        tools.calls.append("big")
         return "0123456789" * 5000
 
     def slow() -> str:
-        r.calls.append("slow")  # type: ignore[attr-defined]
+        tools.calls.append("slow")
         release.wait(60)
         return "finally"
 
-    r.register(echo, description="Echo the text back.", parameters=ECHO_PARAMS)
-    r.register(big, description="Return a lot of data.")
-    r.register(slow, description="Take a long time.")
-    yield r
+    tools.append(function_tool(echo, description="Echo the text back.", parameters=ECHO_PARAMS))
+    tools.append(function_tool(big, description="Return a lot of data."))
+    tools.append(function_tool(slow, description="Take a long time."))
+    yield tools
     release.set()
 
 
@@ -109,11 +120,13 @@ class Scripted:
         return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
-def scripted_worker(workers, runner, server: Scripted, **overrides: Any) -> LlamaCppWorker:
+def scripted_worker(workers, runner, server: Scripted, *, bus: Any = None, approver: Any = None,
+                    **overrides: Any) -> LlamaCppWorker:
     settings: Dict[str, Any] = dict(model_path=str(server.model), binary_path=str(server.binary), slots=1,
                                     ctx_per_slot=1024, max_tokens=64, startup_timeout=60.0)
     settings.update(overrides)
-    worker = LlamaCppWorker(WorkerConfig(**settings), tool_runner=runner, clock=lambda: FIXED_NOW)
+    worker = LlamaCppWorker(WorkerConfig(**settings), tools=runner, bus=bus, approver=approver,
+                            clock=lambda: FIXED_NOW)
     workers.append(worker)
     return worker.start(timeout=60)
 
@@ -208,7 +221,7 @@ def test_tool_loop_respects_budget_timeout_and_output_cap(tmp_path, workers, run
     assert trace == [(1, "big", "ok"), (2, "slow", "timeout"), (2, "echo", "ok")]
     big = result.tool_trace[0]
     assert big.truncated and big.output_chars == 50_000
-    assert result.tool_trace[1].detail == "error: tool 'slow' timed out after 0.5s"
+    assert result.tool_trace[1].detail == "error: 'slow' timed out after 0.5s"
 
     sent = server.requests()
     assert len(sent) == 3
@@ -219,7 +232,7 @@ def test_tool_loop_respects_budget_timeout_and_output_cap(tmp_path, workers, run
     assert len(capped["content"]) <= 300 + len("\n[tool turns left: 1]")
     assert capped["content"].endswith("[tool turns left: 1]")
     tool_msgs = [m for m in sent[2]["messages"] if m["role"] == "tool"]
-    assert tool_msgs[1]["content"] == "error: tool 'slow' timed out after 0.5s"
+    assert tool_msgs[1]["content"] == "error: 'slow' timed out after 0.5s"
     assert tool_msgs[2]["content"] == "echo: same turn\n[tool turns left: 0]"
     # the last turn got the third scripted reply as plain content, since no tools were offered
     assert "over budget" not in " ".join(runner.calls)
@@ -239,7 +252,7 @@ def test_calls_beyond_the_per_turn_cap_and_unknown_tools_get_error_results(tmp_p
     worker = scripted_worker(workers, runner, server, tools=ToolLimits(max_calls_per_turn=2))
     result = wait_result(worker, worker.submit(None, "Go.", control_tools=False).id)
     assert [e.outcome for e in result.tool_trace] == ["ok", "error", "skipped"]
-    assert "no tool named 'nope'" in result.tool_trace[1].detail
+    assert "unknown tool 'nope'; available: echo, big, slow" in result.tool_trace[1].detail
     assert runner.calls == ["echo:1"]
     assert "tools" in server.requests()[0] and len(server.requests()[0]["tools"]) == 3  # echo, big, slow
 
@@ -269,6 +282,84 @@ def test_bad_submissions_are_errors(tmp_path, workers, runner):
         worker.submit(None, "Go.")
 
 
+# -- the core's tool contract ----------------------------------------------------------------------
+class Shout(BaseTool):
+    """A registered jarvis tool (as a plugin would ship it), built with create_tool."""
+
+    spec = ToolSpec("shout", "Shout the text.", {"type": "object", "properties": {"text": {"type": "string"}},
+                                                 "required": ["text"]})
+    policy = ToolPolicy(timeout=120.0, max_output_chars=100_000)
+
+    def __init__(self, suffix: str = "!") -> None:
+        self.suffix = suffix
+
+    def run(self, text: str) -> str:
+        return text.upper() + self.suffix
+
+
+class Launch(BaseTool):
+    spec = ToolSpec("launch", "Launch the rocket.", {"type": "object", "properties": {}})
+    policy = ToolPolicy(confirm=True, side_effects="write")
+    launched: List[str] = []
+
+    def run(self) -> str:
+        self.launched.append("launched")
+        return "launched"
+
+
+def test_a_registered_tool_runs_in_the_worker_with_tool_events_and_capped_policy(tmp_path, workers):
+    server = Scripted(tmp_path, [[call("shout", text="hi")], [{"content": "Shouted."}]])
+    plugin = simple_plugin("shouting", tools={"shout": f"{__name__}:Shout"})
+    with installed_registry(plugin):
+        tool = create_tool("shout", config={"suffix": "!!"})
+    bus = RecordingBus()
+    worker = scripted_worker(workers, [tool], server, bus=bus, tools=ToolLimits(per_tool_timeout=5, output_cap=500))
+    assert worker.executor.get("shout").policy.timeout == 5  # the worker's limits cap the tool's own policy
+    handle = worker.submit(None, "Shout hi.", control_tools=False)
+    result = wait_result(worker, handle.id)
+    assert result.state is RequestState.COMPLETED and result.content == "Shouted."
+    assert [(e.name, e.outcome, e.output_chars) for e in result.tool_trace] == [("shout", "ok", 4)]
+    tool_msg = next(m for m in server.requests()[1]["messages"] if m["role"] == "tool")
+    assert tool_msg["content"].startswith("HI!!")
+    starts, ends = bus.of_type(EventType.TOOL_CALL_START), bus.of_type(EventType.TOOL_CALL_END)
+    assert [(e.data["name"], e.data["run_id"]) for e in starts] == [("shout", handle.id)]
+    assert [(e.data["name"], e.data["ok"], e.data["run_id"]) for e in ends] == [("shout", True, handle.id)]
+
+
+def test_a_tool_that_needs_confirmation_runs_only_when_approved(tmp_path, workers):
+    turns = [[call("launch")], [{"content": "Done."}]]
+    Launch.launched.clear()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    denied = scripted_worker(workers, [Launch()], Scripted(tmp_path / "a", turns))
+    result = wait_result(denied, denied.submit(None, "Launch.", control_tools=False).id)
+    assert [(e.outcome, e.detail) for e in result.tool_trace] == [
+        ("denied", "error: denied: 'launch' needs confirmation and no approver is configured")]
+    assert Launch.launched == []
+    denied.stop()
+    asked: List[str] = []
+    approved = scripted_worker(workers, [Launch()], Scripted(tmp_path / "b", turns),
+                               approver=lambda c, tool: asked.append(c.name) or True)
+    result = wait_result(approved, approved.submit(None, "Launch.", control_tools=False).id)
+    assert [e.outcome for e in result.tool_trace] == ["ok"] and asked == ["launch"] and Launch.launched == ["launched"]
+
+
+def test_cancel_abandons_a_running_tool(tmp_path, workers, runner):
+    server = Scripted(tmp_path, [[call("slow")], [{"content": "never"}]])
+    worker = scripted_worker(workers, runner, server)
+    handle = worker.submit(None, "Go.", control_tools=False)
+    deadline = time.monotonic() + HANG_GUARD
+    while worker.get_status(handle.id).state is not RequestState.TOOL_RUNNING and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert worker.cancel(handle.id)
+    result = wait_result(worker, handle.id)
+    assert result.state is RequestState.CANCELED
+    while worker.status().slots_used and time.monotonic() < deadline:  # the request thread winds down
+        time.sleep(0.02)
+    assert [(e.name, e.outcome) for e in worker.get_status(handle.id).tool_trace] == [("slow", "canceled")]
+    assert len(server.requests()) == 1
+
+
 # -- real SmolLM2, json_schema tool mode -----------------------------------------------------------
 @pytest.fixture(scope="module")
 def gguf() -> str:
@@ -282,7 +373,7 @@ def gguf() -> str:
 def test_smollm2_decision_request_through_the_json_schema_mode(gguf, workers, runner):
     config = WorkerConfig(model_path=gguf, slots=1, ctx_per_slot=2048, threads=2, max_tokens=160, temperature=0.0,
                           tool_mode="json_schema", tools=ToolLimits(budget=2, max_calls_per_turn=1))
-    worker = LlamaCppWorker(config, tool_runner=runner, clock=lambda: FIXED_NOW)
+    worker = LlamaCppWorker(config, tools=runner, clock=lambda: FIXED_NOW)
     workers.append(worker)
     worker.start(timeout=180)
     handle = worker.submit("You are a helpful assistant.", "Should we deploy on Friday or on Monday? Ask the user.",

@@ -1,4 +1,5 @@
-"""Tool running under limits, argument checks, control-tool signals and JSON-schema tool turns."""
+"""The worker's tools (core tools through the core executor, capped by the worker's limits), argument
+checks, control-tool signals and JSON-schema tool turns."""
 
 from __future__ import annotations
 
@@ -7,21 +8,18 @@ import threading
 
 import pytest
 
-from jarvis_core.tools import json_mode
+from jarvis_core.tools import ToolExecutor, ToolPolicy, check_tool, json_mode
 from jarvis_core.tools.output import cap_output
 from jarvis_core.tools.schema import check_arguments
-from jarvis_core.types import ToolCall, ToolResult, ToolSpec
+from jarvis_core.types import ToolCall, ToolSpec
+from jarvis_engine_openai_compat.worker import ToolLimits
 from jarvis_engine_openai_compat.worker.signals import (
     CONTROL_TOOLS,
     control_tool_specs,
     first_decision,
     signal_from_call,
 )
-from jarvis_engine_openai_compat.worker.tools import (
-    InProcessToolRunner,
-    ToolRunner,
-    run_tool_call,
-)
+from jarvis_engine_openai_compat.worker.tools import capped, function_tool
 
 CITY = ToolSpec("weather", "The weather.", {
     "type": "object",
@@ -36,77 +34,83 @@ def call(name: str, args: object = None, cid: str = "c1") -> ToolCall:
 
 
 @pytest.fixture
-def runner():
+def tools():
     release = threading.Event()
-    r = InProcessToolRunner()
-    r.register(lambda city, days=1: f"sunny in {city} for {days} day(s)", name="weather",
-               parameters=dict(CITY.parameters))
-    r.register(lambda: "x" * 50_000, name="big")
-    r.register(lambda: release.wait(30) and "late", name="slow")
-    r.register(lambda: 1 / 0, name="broken")
-    r.register(lambda: {"a": [1, 2]}, name="structured")
-    yield r
+    made = [
+        function_tool(lambda city, days=1: f"sunny in {city} for {days} day(s)", name="weather",
+                      parameters=dict(CITY.parameters)),
+        function_tool(lambda: "x" * 50_000, name="big"),
+        function_tool(lambda: release.wait(30) and "late", name="slow"),
+        function_tool(lambda: 1 / 0, name="broken"),
+        function_tool(lambda: {"a": [1, 2]}, name="structured"),
+    ]
+    yield made
     release.set()
 
 
-def test_the_default_runner_is_a_tool_runner(runner):
-    assert isinstance(runner, ToolRunner)
-    assert [s.name for s in runner.tool_specs()] == ["weather", "big", "slow", "broken", "structured"]
+def executor_for(tools, **limits) -> ToolExecutor:
+    return ToolExecutor(capped(tools, ToolLimits(**limits)))
 
 
-def test_runs_a_tool_with_checked_arguments(runner):
-    args, problem = check_arguments(CITY.parameters, '{"city": "Oslo", "days": 2}')
-    assert problem == ""
-    run = run_tool_call(runner, call("weather", args), args, timeout=5, output_cap=1000)
-    assert run.outcome == "ok"
-    assert run.result.content == "sunny in Oslo for 2 day(s)"
-    assert not run.result.truncated
+def test_function_tools_honour_the_core_tool_contract(tools):
+    for tool in tools:
+        assert check_tool(tool) is tool
+    documented = function_tool(lambda: "ok", name="doc")
+    assert documented.spec.parameters == {"type": "object", "properties": {}}
+
+    def forecast(city: str) -> str:
+        """Tomorrow's weather."""
+        return city
+
+    assert function_tool(forecast).spec.name == "forecast"
+    assert function_tool(forecast).spec.description == "Tomorrow's weather."
 
 
-def test_output_over_the_cap_is_cut_with_a_marker(runner):
-    run = run_tool_call(runner, call("big"), {}, timeout=5, output_cap=500)
-    assert run.outcome == "ok"
-    assert len(run.result.content) <= 500
-    assert run.result.truncated
-    assert run.output_chars == 50_000
-    assert "[output truncated: 50000 characters" in run.result.content
+def test_runs_a_tool_with_checked_arguments(tools):
+    result = executor_for(tools).execute(call("weather", {"city": "Oslo", "days": 2}))
+    assert result.ok and result.content == "sunny in Oslo for 2 day(s)" and not result.truncated
+    bad = executor_for(tools).execute(call("weather", {"city": 3}))
+    assert not bad.ok and "'city' must be of type string" in bad.content
 
 
-def test_a_tool_over_its_timeout_ends_as_timeout(runner):
-    run = run_tool_call(runner, call("slow"), {}, timeout=0.3, output_cap=500)
-    assert run.outcome == "timeout"
-    assert not run.result.ok
-    assert "timed out after 0.3s" in run.result.content
+def test_the_worker_limits_cap_each_policy_but_never_loosen_it(tools):
+    strict = function_tool(lambda: "x", name="strict", policy=ToolPolicy(timeout=1.0, max_output_chars=100))
+    loose = function_tool(lambda: "x", name="loose", policy=ToolPolicy(timeout=None, max_output_chars=100_000))
+    kept, cut = capped([strict, loose], ToolLimits(per_tool_timeout=5.0, output_cap=500))
+    assert kept is strict
+    assert (cut.policy.timeout, cut.policy.max_output_chars) == (5.0, 500) and cut.spec is loose.spec
+    assert check_tool(cut) is cut and cut.run() == "x"
 
 
-def test_cancel_ends_a_running_tool(runner):
-    cancel = threading.Event()
-    threading.Timer(0.2, cancel.set).start()
-    run = run_tool_call(runner, call("slow"), {}, timeout=30, output_cap=500, cancel=cancel)
-    assert run.outcome == "canceled"
+def test_output_over_the_cap_is_cut_with_a_marker(tools):
+    result = executor_for(tools, output_cap=500).execute(call("big"))
+    assert result.ok and result.truncated and len(result.content) <= 500
+    assert "[output truncated: 50000 characters" in result.content
 
 
-def test_a_raising_tool_becomes_an_error_result(runner):
-    run = run_tool_call(runner, call("broken"), {}, timeout=5, output_cap=500)
-    assert run.outcome == "error"
-    assert run.result.content == "error: ZeroDivisionError: division by zero"
+def test_a_tool_over_the_worker_timeout_ends_as_timeout(tools):
+    result = executor_for(tools, per_tool_timeout=0.3).execute(call("slow"))
+    assert not result.ok and result.content == "error: 'slow' timed out after 0.3s"
 
 
-def test_non_string_results_become_json(runner):
-    run = run_tool_call(runner, call("structured"), {}, timeout=5, output_cap=500)
-    assert json.loads(run.result.content) == {"a": [1, 2]}
+def test_a_raising_tool_becomes_an_error_result(tools):
+    result = executor_for(tools).execute(call("broken"))
+    assert not result.ok and result.content == "error: ZeroDivisionError: division by zero"
 
 
-def test_a_runner_returning_a_failed_result_keeps_it():
-    class Failing:
-        def tool_specs(self):
-            return []
+def test_non_string_results_become_json(tools):
+    assert json.loads(executor_for(tools).execute(call("structured")).content) == {"a": [1, 2]}
 
-        def run(self, call, arguments, *, timeout):
-            return ToolResult(call.id, call.name, "nope", ok=False)
 
-    run = run_tool_call(Failing(), call("x"), {}, timeout=5, output_cap=500)
-    assert run.outcome == "error" and run.result.content == "nope"
+def test_function_tool_rejects_bad_names_and_async_functions():
+    with pytest.raises(ValueError, match="tool name"):
+        function_tool(lambda: 1, name="two words")
+
+    async def later() -> str:
+        return "x"
+
+    with pytest.raises(ValueError, match="arun"):
+        function_tool(later)
 
 
 @pytest.mark.parametrize("raw, problem", [
@@ -121,13 +125,6 @@ def test_bad_arguments_are_reported(raw, problem):
     args, text = check_arguments(CITY.parameters, raw)
     assert args is None
     assert problem in text
-
-
-def test_register_rejects_bad_and_duplicate_names(runner):
-    with pytest.raises(ValueError, match="already registered"):
-        runner.register(lambda: 1, name="weather")
-    with pytest.raises(ValueError, match="tool name"):
-        runner.register(lambda: 1, name="two words")
 
 
 def test_cap_output_leaves_short_text_alone():

@@ -18,14 +18,13 @@ from .state import (
     WorkerState,
     WorkerStatus,
 )
-from .tools import InProcessToolRunner, ToolRunner
+from .tools import function_tool
 from .worker import LlamaCppWorker
 
 __all__ = [
     "CONTROL_TOOLS",
     "NOT_READY",
     "NO_SLOT_AVAILABLE",
-    "InProcessToolRunner",
     "LlamaCppWorker",
     "LoopDetector",
     "LoopDetectorConfig",
@@ -38,9 +37,9 @@ __all__ = [
     "Signal",
     "TimeoutProfile",
     "ToolLimits",
-    "ToolRunner",
     "ToolTraceEntry",
     "WorkerConfig",
     "WorkerState",
     "WorkerStatus",
+    "function_tool",
 ]

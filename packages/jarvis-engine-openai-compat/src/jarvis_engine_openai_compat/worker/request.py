@@ -24,25 +24,17 @@ from jarvis_core.errors import (
     UnknownNameError,
     UsageError,
 )
-from jarvis_core.tools import json_mode
-from jarvis_core.tools.schema import check_arguments
-from jarvis_core.types import Message, MessageLike, ToolCall, ToolResult, ToolSpec, Usage
+from jarvis_core.tools import ToolExecutor, json_mode
+from jarvis_core.types import Message, MessageLike, ToolSpec, Usage
 
 from .config import WorkerConfig
 from .loop_detector import LoopDetector
 from .prompts import build_bios
 from .record import RequestRecord
-from .signals import (
-    DECISION_REQUEST,
-    acknowledgement,
-    control_tool_specs,
-    first_decision,
-    is_control_tool,
-    signal_from_call,
-)
-from .state import RequestState, ToolTraceEntry
+from .signals import DECISION_REQUEST, control_tool_specs, first_decision
+from .state import RequestState
 from .stream import Ended, request_engine, stream_turn
-from .tools import ToolRunner, run_tool_call
+from .tools import TraceBus, run_calls
 
 __all__ = ["RequestSpec", "WorkerContext", "build_spec", "run_request"]
 
@@ -66,7 +58,7 @@ class RequestSpec:
 
 def build_spec(
     config: WorkerConfig,
-    runner: Optional[ToolRunner],
+    available: Sequence[ToolSpec],
     *,
     system_prompt: Optional[str],
     user_prompt: Optional[str],
@@ -83,15 +75,15 @@ def build_spec(
     if (user_prompt is None) == (messages is None):
         raise UsageError("give either user_prompt or messages (exactly one)", argument="user_prompt")
     conversation = (Message.user(user_prompt),) if user_prompt is not None else tuple(coerce_messages(messages or ()))
-    available = {s.name: s for s in (runner.tool_specs() if runner is not None else ())}
+    by_name = {s.name: s for s in available}
     if tools is None:
-        offered = tuple(available.values())
+        offered = tuple(by_name.values())
     else:
         names = [t.name if isinstance(t, ToolSpec) else str(t) for t in tools]
         for name in names:
-            if name not in available:
-                raise UnknownNameError("tool", name, list(available))
-        offered = tuple(available[n] for n in names)
+            if name not in by_name:
+                raise UnknownNameError("tool", name, list(by_name))
+        offered = tuple(by_name[n] for n in names)
     controls = tuple(control_tool_specs(None if control_tools is True else (control_tools or ())))
     if tool_choice not in ("auto", "required", "none"):
         raise InvalidOptionValueError(ENGINE_ID, "tool_choice", "expected 'auto', 'required' or 'none'", value=tool_choice)
@@ -114,7 +106,7 @@ class WorkerContext(Protocol):
     """What a request thread needs from its worker."""
 
     config: WorkerConfig
-    runner: Optional[ToolRunner]
+    executor: ToolExecutor
 
     @property
     def tool_mode(self) -> Optional[str]: ...
@@ -186,6 +178,8 @@ async def _tool_loop(ctx: WorkerContext, engine: Any, generation: int, rec: Requ
     messages: List[Message] = [Message.system(system), *spec.conversation]
     specs_by_name = {t.name: t for t in offered}
     detector = LoopDetector(cfg.loop)
+    # Tool events carry the request id as their run id; the trace reads each call's outcome from them.
+    executor = ctx.executor.with_run(rec.id, bus=TraceBus(ctx.bus))
     usage = Usage()
     while True:
         tools_now = offered if (offered and rec.tool_calls_left > 0) else []
@@ -217,7 +211,8 @@ async def _tool_loop(ctx: WorkerContext, engine: Any, generation: int, rec: Requ
             rec.iteration += 1
             rec.tool_calls_left -= 1
             rec.budget_exhausted = rec.tool_calls_left == 0
-        results, stop = _run_calls(ctx, rec, calls, specs_by_name)
+        results, stop = await run_calls(executor, rec, calls, specs_by_name, cfg.tools,
+                                        stop_on_decision=cfg.stop_on_decision_request)
         if stop:
             rec.finish(RequestState.COMPLETED, stop_reason=DECISION_REQUEST, content=content)
             return
@@ -246,63 +241,3 @@ def _options(rec: RequestRecord, spec: RequestSpec, tools_now: Sequence[ToolSpec
     elif tools_now:
         options["tool_choice"] = spec.tool_choice
     return options
-
-
-def _run_calls(ctx: WorkerContext, rec: RequestRecord, calls: Sequence[ToolCall],
-               specs: Mapping[str, ToolSpec]) -> Tuple[List[ToolResult], bool]:
-    """Run one turn's calls; returns (results, stop) where ``stop`` means a decision request ends the run."""
-    cfg = ctx.config
-    results: List[ToolResult] = []
-    rec.set_state(RequestState.TOOL_RUNNING)
-    try:
-        for index, call in enumerate(calls):
-            if rec.final:
-                raise Ended
-            entry, result = _run_one(ctx, rec, call, index, specs)
-            with rec.lock:
-                rec.tool_trace.append(entry)
-            if entry.outcome == "signal" and call.name == DECISION_REQUEST and cfg.stop_on_decision_request:
-                with rec.lock:
-                    for later in calls[index + 1:]:
-                        rec.tool_trace.append(ToolTraceEntry(rec.iteration, later.id, later.name, later.arguments,
-                                                             "skipped", detail="after a decision request"))
-                return results, True
-            results.append(result)
-    finally:
-        rec.set_state(RequestState.RUNNING)
-    return results, False
-
-
-def _run_one(ctx: WorkerContext, rec: RequestRecord, call: ToolCall, index: int,
-             specs: Mapping[str, ToolSpec]) -> Tuple[ToolTraceEntry, ToolResult]:
-    limits = ctx.config.tools
-    it = rec.iteration
-
-    def entry(outcome: str, **kw: Any) -> ToolTraceEntry:
-        return ToolTraceEntry(it, call.id, call.name, call.arguments, outcome, **kw)
-
-    if is_control_tool(call.name) and call.name in specs:
-        signal = signal_from_call(call, it)
-        with rec.lock:
-            rec.signals.append(signal)
-        return entry("signal"), ToolResult(call.id, call.name, acknowledgement(call))
-    if index >= limits.max_calls_per_turn:
-        text = f"error: not run; at most {limits.max_calls_per_turn} tool calls run per turn"
-        return entry("skipped", detail=text), ToolResult(call.id, call.name, text, ok=False)
-    spec = specs.get(call.name)
-    if spec is None or ctx.runner is None:
-        text = f"error: there is no tool named {call.name!r}; available: {', '.join(sorted(specs)) or 'none'}"
-        return entry("error", detail=text), ToolResult(call.id, call.name, text, ok=False)
-    args, problem = check_arguments(spec.parameters, call.arguments)
-    if args is None:
-        text = f"error: bad arguments for {call.name}: {problem}"
-        return entry("error", detail=text), ToolResult(call.id, call.name, text, ok=False)
-    run = run_tool_call(ctx.runner, call, args, timeout=limits.per_tool_timeout, output_cap=limits.output_cap,
-                        cancel=rec.done)
-    result = run.result
-    detail = "" if result.ok else result.content[:300]
-    return (
-        entry(run.outcome, duration_s=result.duration_s, output_chars=run.output_chars, truncated=result.truncated,
-              detail=detail),
-        result,
-    )

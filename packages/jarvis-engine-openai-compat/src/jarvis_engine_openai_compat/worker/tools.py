@@ -1,150 +1,182 @@
-"""Tools for the worker's tool loop: the pluggable runner, the default in-process runner, and the limits.
+"""The worker's tools are jarvis tools: the core's contract (:class:`~jarvis_core.tools.Tool`) and executor.
 
-The worker owns the uniform part (offering tools in the OpenAI function-calling schema, parsing calls,
-checking arguments with :mod:`jarvis_core.tools.schema`, enforcing the per-tool timeout and the output cap, resuming the conversation); a
-:class:`ToolRunner` owns how a tool runs (in this process, in a subprocess, remotely), so it decides how
-heavy a tool is. :func:`run_tool_call` is the enforcement point: whatever the runner does, a call that
-overruns its timeout ends as a ``timeout`` result and the loop moves on (the runner's work is abandoned,
-not awaited), and output beyond the cap is cut with a marker the model can read.
-
-Control tools (:mod:`.signals`) never reach a runner.
+A worker takes any tools honouring the contract: registered ones built with
+:func:`jarvis_core.tools.create_tool`, :class:`~jarvis_core.tools.BaseTool` subclasses, or plain functions
+wrapped by :func:`function_tool`. Every call runs through one :class:`~jarvis_core.tools.ToolExecutor`
+(argument validation against the schema, approval for tools whose policy says ``confirm``, isolation and
+timeout, the output cap, ``TOOL_CALL_START``/``TOOL_CALL_END`` events on the worker's bus with the request
+id as ``run_id``). The worker adds what is its own: the tool-turn budget, the calls-per-turn cap, the
+control tools (:mod:`.signals`, which never reach the executor), and :class:`~.config.ToolLimits` as caps
+on every tool's policy: a tool may be stricter than ``per_tool_timeout`` and ``output_cap``, never looser.
 """
 
 from __future__ import annotations
 
-import threading
-import time
-from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple, runtime_checkable
+import asyncio
+import inspect
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import attrs
 
-from jarvis_core.tools.output import cap_output, to_text
+from jarvis_core.events import EventBus, EventType
+from jarvis_core.tools import ToolExecutor, ToolPolicy, policy_of
+from jarvis_core.tools.base import has_async_run, has_sync_run
 from jarvis_core.types import ToolCall, ToolResult, ToolSpec
 
-__all__ = [
-    "InProcessToolRunner",
-    "ToolRun",
-    "ToolRunner",
-    "run_tool_call",
-]
+from .config import ToolLimits
+from .record import RequestRecord
+from .signals import DECISION_REQUEST, acknowledgement, is_control_tool, signal_from_call
+from .state import RequestState, ToolTraceEntry
 
-@runtime_checkable
-class ToolRunner(Protocol):
-    """What the worker needs from a tool runner."""
+__all__ = ["TraceBus", "capped", "function_tool", "run_calls"]
 
-    def tool_specs(self) -> Sequence[ToolSpec]:
-        """The tools this runner offers (name, description, JSON-schema parameters)."""
-
-    def run(self, call: ToolCall, arguments: Mapping[str, Any], *, timeout: float) -> ToolResult:
-        """Run one call with already-checked ``arguments``; should return within ``timeout`` seconds.
-
-        A failure is a :class:`ToolResult` with ``ok=False`` (raising works too: the worker turns the
-        exception into such a result).
-        """
+#: The executor's outcome labels as the trace names them (anything else is an ``error``).
+_OUTCOMES = {"ok": "ok", "timeout": "timeout", "cancelled": "canceled", "denied": "denied", "skipped": "skipped"}
 
 
-@attrs.frozen
-class ToolRun:
-    """What :func:`run_tool_call` produced: the ``result`` for the model, an ``outcome`` (``ok``, ``error``,
-    ``timeout`` or ``canceled``) and the size of the output before the cap."""
+class _FunctionTool:
+    """A plain function as a jarvis tool (see :func:`function_tool`)."""
 
-    result: ToolResult
-    outcome: str
-    output_chars: int = 0
+    def __init__(self, fn: Callable[..., Any], spec: ToolSpec, policy: ToolPolicy) -> None:
+        self.spec = spec
+        self.policy = policy
+        self._fn = fn
+
+    def run(self, **arguments: Any) -> Any:
+        return self._fn(**arguments)
+
+    def __repr__(self) -> str:
+        return f"<function tool {self.spec.name!r}>"
 
 
-def run_tool_call(
-    runner: ToolRunner,
-    call: ToolCall,
-    arguments: Mapping[str, Any],
-    *,
-    timeout: float,
-    output_cap: int,
-    cancel: Optional[threading.Event] = None,
-) -> ToolRun:
-    """Run ``call`` through ``runner`` under the worker's limits; never raises.
+def function_tool(fn: Callable[..., Any], *, name: Optional[str] = None, description: str = "",
+                  parameters: Optional[Mapping[str, Any]] = None, policy: Optional[ToolPolicy] = None) -> Any:
+    """A plain (synchronous) function as a jarvis tool, called with the arguments as keywords. Its return
+    value becomes the tool message (strings as they are, anything else as JSON).
 
-    The runner runs in a helper thread; after ``timeout`` seconds (or once ``cancel`` is set) the outcome
-    is ``timeout`` (``canceled``) and the thread is left to finish on its own: Python cannot kill a thread,
-    so runners whose tools may hang should run them out of process.
+    ``name`` defaults to the function's name, ``description`` to its docstring, ``parameters`` (a JSON
+    schema) to "no arguments", ``policy`` to :class:`~jarvis_core.tools.ToolPolicy`'s defaults.
+
+    >>> weather = function_tool(lambda city: f"sunny in {city}", name="weather", description="The weather.",
+    ...                         parameters={"type": "object", "properties": {"city": {"type": "string"}}})
     """
-    box: List[Any] = []
-    finished = threading.Event()
-    started = time.monotonic()
-
-    def target() -> None:
-        try:
-            box.append(runner.run(call, arguments, timeout=timeout))
-        except BaseException as exc:
-            box.append(exc)
-        finally:
-            finished.set()
-
-    threading.Thread(target=target, name=f"tool-{call.name}", daemon=True).start()
-    deadline = started + timeout
-    while not finished.is_set():
-        left = deadline - time.monotonic()
-        if left <= 0 or (cancel is not None and cancel.is_set()):
-            break
-        finished.wait(min(left, 0.1) if cancel is not None else left)
-    duration = time.monotonic() - started
-    if not box:
-        canceled = cancel is not None and cancel.is_set()
-        text = "error: the request was canceled" if canceled else f"error: tool {call.name!r} timed out after {timeout:g}s"
-        return ToolRun(ToolResult(call.id, call.name, text, ok=False, duration_s=duration),
-                       "canceled" if canceled else "timeout")
-    value = box[0]
-    if isinstance(value, BaseException):
-        text = f"error: {type(value).__name__}: {value}"
-        return ToolRun(ToolResult(call.id, call.name, text, ok=False, duration_s=duration), "error", len(text))
-    if not isinstance(value, ToolResult):
-        value = ToolResult(call.id, call.name, to_text(value))
-    raw = value.content or ""
-    content, cut = cap_output(raw, output_cap)
-    result = ToolResult(call.id, call.name, content, ok=value.ok, truncated=cut or value.truncated, duration_s=duration)
-    return ToolRun(result, "ok" if value.ok else "error", len(raw))
+    tool_name = name or getattr(fn, "__name__", "")
+    if not tool_name or not tool_name.replace("_", "").replace("-", "").isalnum():
+        raise ValueError(f"a tool name must be letters, digits, '_' or '-', got {tool_name!r}")
+    if inspect.iscoroutinefunction(fn):
+        raise ValueError(f"tool {tool_name!r}: an async function needs a tool with arun (jarvis_core.tools.BaseTool)")
+    spec = ToolSpec(tool_name, description or (fn.__doc__ or "").strip(),
+                    dict(parameters or {"type": "object", "properties": {}}))
+    return _FunctionTool(fn, spec, policy or ToolPolicy())
 
 
-class InProcessToolRunner:
-    """The default runner: plain Python callables called with the arguments as keywords.
+class _Capped:
+    """A tool under a stricter policy than its own; everything else is the tool's."""
 
-    Meant for light tools. The return value becomes the tool message (strings as they are, anything else as
-    JSON). A tool that may hang or run long belongs in a runner that runs it out of process.
+    def __init__(self, tool: Any, policy: ToolPolicy) -> None:
+        self.spec = tool.spec
+        self.policy = policy
+        self.tool = tool
+        if has_sync_run(tool):
+            self.run = tool.run
+        if has_async_run(tool):
+            self.arun = tool.arun
 
-    >>> runner = InProcessToolRunner()
-    >>> runner.register(lambda city: f"sunny in {city}", name="weather", description="The weather.",
-    ...                 parameters={"type": "object", "properties": {"city": {"type": "string"}}})
-    """
+    def __repr__(self) -> str:
+        return f"<{self.tool!r} capped: {self.policy}>"
 
-    def __init__(self) -> None:
-        self._tools: Dict[str, Tuple[ToolSpec, Callable[..., Any]]] = {}
 
-    def register(
-        self,
-        fn: Callable[..., Any],
-        *,
-        name: Optional[str] = None,
-        description: str = "",
-        parameters: Optional[Mapping[str, Any]] = None,
-    ) -> ToolSpec:
-        """Offer ``fn`` as a tool (``name`` defaults to the function's name). Returns its spec."""
-        tool_name = name or getattr(fn, "__name__", "")
-        if not tool_name or not tool_name.replace("_", "").replace("-", "").isalnum():
-            raise ValueError(f"a tool name must be letters, digits, '_' or '-', got {tool_name!r}")
-        if tool_name in self._tools:
-            raise ValueError(f"a tool named {tool_name!r} is already registered")
-        spec = ToolSpec(tool_name, description or (fn.__doc__ or "").strip(),
-                        dict(parameters or {"type": "object", "properties": {}}))
-        self._tools[tool_name] = (spec, fn)
-        return spec
+def capped(tools: Iterable[Any], limits: ToolLimits) -> List[Any]:
+    """``tools`` with every policy held to ``limits``: a timeout of at most ``per_tool_timeout`` seconds, an
+    output of at most ``output_cap`` characters. Tools already within them are returned as they are."""
+    out = []
+    for tool in tools:
+        policy = policy_of(tool)
+        timeout = limits.per_tool_timeout if policy.timeout is None else min(policy.timeout, limits.per_tool_timeout)
+        cap = min(policy.max_output_chars, limits.output_cap)
+        if (timeout, cap) == (policy.timeout, policy.max_output_chars):
+            out.append(tool)
+        else:
+            out.append(_Capped(tool, attrs.evolve(policy, timeout=timeout, max_output_chars=cap)))
+    return out
 
-    def tool_specs(self) -> Sequence[ToolSpec]:
-        return [spec for spec, _ in self._tools.values()]
 
-    def run(self, call: ToolCall, arguments: Mapping[str, Any], *, timeout: float) -> ToolResult:
-        entry = self._tools.get(call.name)
-        if entry is None:
-            return ToolResult(call.id, call.name, f"error: no tool named {call.name!r}", ok=False)
-        started = time.monotonic()
-        value = entry[1](**arguments)
-        return ToolResult(call.id, call.name, to_text(value), duration_s=time.monotonic() - started)
+class TraceBus(EventBus):
+    """The bus a request's executor publishes to: every event goes on to the worker's bus, and what
+    ``TOOL_CALL_END`` says about each call (outcome, output size before the cap) is kept for the trace."""
+
+    def __init__(self, bus: EventBus) -> None:
+        super().__init__()
+        self._bus = bus
+        self.ends: Dict[str, Mapping[str, Any]] = {}
+
+    def publish(self, event_type: EventType, **data: Any) -> Any:
+        if event_type is EventType.TOOL_CALL_END:
+            self.ends[str(data.get("tool_call_id"))] = data
+        return self._bus.publish(event_type, **data)
+
+
+async def run_calls(executor: ToolExecutor, rec: RequestRecord, calls: Sequence[ToolCall],
+                    offered: Mapping[str, ToolSpec], limits: ToolLimits, *,
+                    stop_on_decision: bool) -> Tuple[List[ToolResult], bool]:
+    """Run one turn's calls in order; returns ``(results, stop)``, ``stop`` meaning a decision request
+    ends the run. ``executor`` publishes to a :class:`TraceBus`; the request is ``TOOL_RUNNING`` meanwhile."""
+    results: List[ToolResult] = []
+    rec.set_state(RequestState.TOOL_RUNNING)
+    try:
+        for index, call in enumerate(calls):
+            if rec.final:
+                break
+            entry, result = await _run_one(executor, rec, call, index, offered, limits)
+            with rec.lock:
+                rec.tool_trace.append(entry)
+            if entry.outcome == "signal" and call.name == DECISION_REQUEST and stop_on_decision:
+                with rec.lock:
+                    for later in calls[index + 1:]:
+                        rec.tool_trace.append(ToolTraceEntry(rec.iteration, later.id, later.name, later.arguments,
+                                                             "skipped", detail="after a decision request"))
+                return results, True
+            results.append(result)
+    finally:
+        rec.set_state(RequestState.RUNNING)
+    return results, False
+
+
+async def _run_one(executor: ToolExecutor, rec: RequestRecord, call: ToolCall, index: int,
+                   offered: Mapping[str, ToolSpec], limits: ToolLimits) -> Tuple[ToolTraceEntry, ToolResult]:
+    if is_control_tool(call.name) and call.name in offered:
+        signal = signal_from_call(call, rec.iteration)
+        with rec.lock:
+            rec.signals.append(signal)
+        return ToolTraceEntry(rec.iteration, call.id, call.name, call.arguments, "signal"), \
+            ToolResult(call.id, call.name, acknowledgement(call))
+    if index >= limits.max_calls_per_turn:
+        result = executor.reject(call, f"error: not run; at most {limits.max_calls_per_turn} tool calls run per turn",
+                                 outcome="skipped")
+    elif call.name not in offered:  # the executor may hold more tools than this request offered
+        names = ", ".join(n for n in offered if not is_control_tool(n)) or "none"
+        result = executor.reject(call, f"error: unknown tool {call.name!r}; available: {names}",
+                                 outcome="unknown_tool")
+    else:
+        result = await _execute(executor, call, rec)
+    end = executor.bus.ends.get(call.id, {}) if isinstance(executor.bus, TraceBus) else {}
+    outcome = _OUTCOMES.get(str(end.get("outcome")), "error")
+    entry = ToolTraceEntry(rec.iteration, call.id, call.name, call.arguments, outcome, duration_s=result.duration_s,
+                           output_chars=int(end.get("output_chars") or 0), truncated=result.truncated,
+                           detail="" if result.ok else result.content[:300])
+    return entry, result
+
+
+async def _execute(executor: ToolExecutor, call: ToolCall, rec: RequestRecord) -> ToolResult:
+    """``executor.aexecute(call)``, abandoned at once when the request ends meanwhile (a cancel)."""
+    task = asyncio.ensure_future(executor.aexecute(call))
+    while not task.done():
+        await asyncio.wait({task}, timeout=0.1)
+        if rec.done.is_set() and not task.done():
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+            return ToolResult(call.id, call.name, "error: the request was canceled", ok=False)
+    return task.result()

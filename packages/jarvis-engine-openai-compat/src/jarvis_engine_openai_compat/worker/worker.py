@@ -24,10 +24,11 @@ import itertools
 import threading
 import time
 import uuid
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from jarvis_core.errors import EngineConnectionError, UnknownNameError
 from jarvis_core.events import EventBus, EventType, default_bus
+from jarvis_core.tools import Approver, ToolExecutor
 from jarvis_core.types import MessageLike, ToolSpec
 
 from ..server.managed import ManagedServer, ServerState
@@ -44,7 +45,7 @@ from .state import (
     RequestStatus,
     WorkerStatus,
 )
-from .tools import ToolRunner
+from .tools import capped
 
 __all__ = ["LlamaCppWorker"]
 
@@ -55,16 +56,21 @@ class LlamaCppWorker:
     """Owns one llama.cpp server subprocess (one model) and runs up to ``config.slots`` requests at once.
 
     :param config: the immutable :class:`WorkerConfig`.
-    :param tool_runner: runs the tools requests may call (``None``: only control tools).
+    :param tools: the tools requests may call: jarvis tools (:class:`~jarvis_core.tools.Tool`: registered
+        ones from :func:`~jarvis_core.tools.create_tool`, or :func:`~.tools.function_tool` for a plain
+        function); they run through one :class:`~jarvis_core.tools.ToolExecutor`, their policies capped
+        by ``config.tools``. None: only the control tools.
+    :param approver: asked before a tool whose policy says ``confirm`` runs (none: such calls are denied).
     :param bus: where ``WORKER_*`` events go (default: :func:`jarvis_core.events.default_bus`).
     :param clock: returns the timezone-aware "now" shown in the BIOS layer (default: the real time in
         ``config.timezone``); pass a fixed one to make prompts byte-for-byte reproducible.
     """
 
-    def __init__(self, config: WorkerConfig, *, tool_runner: Optional[ToolRunner] = None,
+    def __init__(self, config: WorkerConfig, *, tools: Iterable[Any] = (), approver: Optional[Approver] = None,
                  bus: Optional[EventBus] = None, clock: Optional[Callable[[], _dt.datetime]] = None) -> None:
         self.config = config
-        self.runner = tool_runner
+        #: Runs the tool calls (validation, approval, isolation, timeout, output cap, TOOL_CALL_* events).
+        self.executor = ToolExecutor(capped(tools, config.tools), approver=approver)
         self._bus = bus or default_bus()
         zone = resolve_timezone(config.timezone)
         self._clock = clock or (lambda: _dt.datetime.now(zone))
@@ -122,11 +128,11 @@ class LlamaCppWorker:
         busy (or the server is restarting). It never queues.
 
         The conversation is ``user_prompt`` or ``messages`` (not both). ``tools``: names (or specs) of the
-        runner's tools to offer; ``None`` offers all of them. ``control_tools``: ``True`` (all), ``False``,
+        worker's tools to offer; ``None`` offers all of them. ``control_tools``: ``True`` (all), ``False``,
         or the names to offer. ``max_tokens`` defaults to the worker's.
         """
         spec = build_spec(
-            self.config, self.runner, system_prompt=system_prompt, user_prompt=user_prompt, messages=messages,
+            self.config, self.executor.specs(), system_prompt=system_prompt, user_prompt=user_prompt, messages=messages,
             tools=tools, control_tools=control_tools, tool_choice=tool_choice, max_tokens=max_tokens,
             temperature=temperature, response_format=response_format, now=self._clock(),
         )
