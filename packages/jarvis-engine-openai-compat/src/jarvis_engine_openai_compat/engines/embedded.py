@@ -30,6 +30,7 @@ from jarvis_core.errors import ConfigError, EngineConnectionError, EngineError, 
 from jarvis_core.types import Completion, MessageLike, StreamChunk
 
 from ..server.config import DEFAULTS, ServerConfig
+from ..server.launch import MissingModelError
 from .llamacpp import LlamaCppEngine
 
 __all__ = ["EmbeddedEngine"]
@@ -121,6 +122,8 @@ class EmbeddedEngine(InferenceEngine):
                 from ..server.managed import ManagedServer
 
                 path = self._config.resolved_model_path()
+                if not os.path.isfile(path):
+                    raise MissingModelError(f"model file not found: {path}", key="model_path")
                 missing = self._missing_runtime()
                 if missing:
                     raise EngineConnectionError(f"embedded: cannot start the managed llama.cpp server: {missing}",
