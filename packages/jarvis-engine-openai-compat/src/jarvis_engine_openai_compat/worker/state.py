@@ -12,7 +12,7 @@ import attrs
 
 from jarvis_core.types import Usage
 
-from ..server.managed import ServerState
+from ..server.supervised import ServerState
 
 __all__ = [
     "NOT_READY",

@@ -31,7 +31,8 @@ from jarvis_core.events import EventBus, EventType, default_bus
 from jarvis_core.tools import Approver, ToolExecutor
 from jarvis_core.types import MessageLike, ToolSpec
 
-from ..server.managed import ManagedServer, ServerState
+from ..server.managed import ManagedServer
+from ..server.supervised import ServerState
 from .config import WorkerConfig
 from .prompts import resolve_timezone
 from .record import RequestRecord
