@@ -38,6 +38,9 @@ from results import budget, fmt_ratio, table, write_result
 
 MESSAGES = [{"role": "user", "content": "Count to two hundred."}]
 GOAL = 0.8
+#: Every client's timeouts, connect included: with 256 streams on one event loop a connection can wait
+#: seconds for its turn, and a library's default connect timeout (5 s) would end the run, not measure it.
+TIMEOUT_S = 60.0
 #: Longer than httpx's default keep-alive expiry (5 s).
 IDLE_S = 6.0
 #: client name -> (protocol, floor name, whether it is one of ours).
@@ -64,7 +67,7 @@ def make_clients(url: str, only: Optional[List[str]]) -> Tuple[Dict[str, Stream]
     streams: Dict[str, Stream] = {}
     closers: List[Callable[[], Awaitable[None]]] = []
     versions: Dict[str, str] = {"httpx": httpx.__version__}
-    raw = httpx.AsyncClient(base_url=url, timeout=60)
+    raw = httpx.AsyncClient(base_url=url, timeout=TIMEOUT_S)
     closers.append(raw.aclose)
     sse_body = {"model": MODEL, "messages": MESSAGES, "max_tokens": 256, "stream": True}
     ndjson_body = {"model": MODEL, "messages": MESSAGES, "stream": True, "options": {"num_predict": 256}}
@@ -102,10 +105,12 @@ def make_clients(url: str, only: Optional[List[str]]) -> Tuple[Dict[str, Stream]
 
     streams["httpx SSE loop"] = sse_loop
     streams["httpx NDJSON loop"] = ndjson_loop
-    streams["jarvis llamacpp"] = engine_stream(create_engine("llamacpp", host=url), MODEL)
-    cloud = create_engine("cloud", openai_api_key="sk-bench-0000000000", openai_base_url=url + "/v1", environ={})
+    timeouts = {"timeout": TIMEOUT_S, "connect_timeout": TIMEOUT_S}
+    streams["jarvis llamacpp"] = engine_stream(create_engine("llamacpp", host=url, **timeouts), MODEL)
+    cloud = create_engine("cloud", openai_api_key="sk-bench-0000000000", openai_base_url=url + "/v1", environ={},
+                          **timeouts)
     streams["jarvis cloud (openai)"] = engine_stream(cloud, "openai/" + MODEL)
-    streams["jarvis ollama"] = engine_stream(create_engine("ollama", host=url), MODEL)
+    streams["jarvis ollama"] = engine_stream(create_engine("ollama", host=url, **timeouts), MODEL)
 
     try:
         import openai
@@ -113,7 +118,7 @@ def make_clients(url: str, only: Optional[List[str]]) -> Tuple[Dict[str, Stream]
         versions["openai"] = f"not installed ({exc}); left out"
     else:
         versions["openai"] = openai.__version__
-        sdk = openai.AsyncOpenAI(base_url=url + "/v1", api_key="sk-bench-0000000000", max_retries=0)
+        sdk = openai.AsyncOpenAI(base_url=url + "/v1", api_key="sk-bench-0000000000", max_retries=0, timeout=TIMEOUT_S)
         closers.append(sdk.close)
 
         async def openai_sdk() -> str:
@@ -134,7 +139,7 @@ def make_clients(url: str, only: Optional[List[str]]) -> Tuple[Dict[str, Stream]
         from importlib.metadata import version
 
         versions["ollama"] = version("ollama")
-        client = ollama.AsyncClient(host=url)
+        client = ollama.AsyncClient(host=url, timeout=TIMEOUT_S)
 
         async def ollama_client() -> str:
             out = []
@@ -279,7 +284,7 @@ def report(results: Results, idle: Dict[str, Tuple[float, float]], versions: Dic
         summary=(f"N async streams at once (N = {', '.join(map(str, ns))}), each {args.chunks} content chunks sent "
                  "in one write by a loopback server in its own process (SSE for the OpenAI-compatible clients, "
                  "NDJSON for the Ollama ones); one long-lived client object per library, with its default "
-                 f"connection limits. Each point is one uncounted burst, then bursts until {args.min_chunks} "
+                 f"connection limits and {TIMEOUT_S:g} s timeouts (connect included). Each point is one uncounted burst, then bursts until {args.min_chunks} "
                  f"chunks; {args.rounds} interleaved rounds, clients in rotated order. Floors: raw httpx line loops "
                  "(`aiter_lines` + `json.loads`). Peers, same run: "
                  + ", ".join(f"{k} {v}" for k, v in versions.items()) + "."),
