@@ -18,8 +18,10 @@ Routes (a request must carry ``Content-Length``; the body is only searched for `
 
 Every answer is prepared once and sent in one write, and the server parses only the request line, the
 ``Content-Length`` header and whether the body asks for a stream, so its own cost stays far below any
-client's. It runs an asyncio event loop in its own process (not charged to the clients being measured) and
-accepts a backlog of 1024, so hundreds of connections opened at once are not refused or delayed.
+client's. It runs in its own process (not charged to the clients being measured), a thread per connection
+in blocking I/O: on this kind of machine that answers a request about 50 µs sooner than an asyncio loop
+(130 against 190 µs per round trip from a raw socket), and hundreds of connections at once cost only
+their threads. The listen backlog is 1024, so connections opened all at once are not refused or delayed.
 
 Connections are counted when their first request arrives, and ``/stats`` requests never count one, so
 :meth:`LoopbackServer.connections` does not disturb what it measures.
@@ -30,7 +32,6 @@ Alone: ``python benchmarks/loopback.py --chunks 200`` prints the port and serves
 from __future__ import annotations
 
 import argparse
-import asyncio
 import http.client
 import json
 import socket
@@ -105,6 +106,7 @@ class _Answers:
         self.ollama = ollama_answers(chunks)
         self.version = _response(b"application/json; charset=utf-8", b'{"version":"0.12.6"}')
         self.connections = 0
+        self.lock = threading.Lock()
 
     def reply(self, head: bytes, body: bytes) -> bytes:
         path = head.split(b" ", 2)[1] if head.count(b" ") >= 2 else b""
@@ -118,56 +120,56 @@ class _Answers:
         return self.version
 
 
-class _Connection(asyncio.Protocol):
-    def __init__(self, answers: _Answers) -> None:
-        self.answers = answers
-        self.buf = b""
-        self.counted = False
-        self.transport: Any = None
-
-    def connection_made(self, transport: Any) -> None:
-        self.transport = transport
-        sock = transport.get_extra_info("socket")
-        if sock is not None:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-    def data_received(self, data: bytes) -> None:
-        self.buf += data
+def _handle(conn: socket.socket, answers: _Answers) -> None:
+    """One connection: requests one after another, each answered with one write."""
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    counted = False
+    buf = b""
+    with conn:
         while True:
-            end = self.buf.find(b"\r\n\r\n")
-            if end < 0:
-                return
-            head = self.buf[:end]
+            end = buf.find(b"\r\n\r\n")
+            while end < 0:
+                data = conn.recv(65536)
+                if not data:
+                    return
+                buf += data
+                end = buf.find(b"\r\n\r\n")
+            head = buf[:end]
             length = 0
             for line in head.split(b"\r\n")[1:]:
                 name, _, value = line.partition(b":")
                 if name.strip().lower() == b"content-length":
                     length = int(value)
             start = end + 4
-            if len(self.buf) < start + length:
-                return
-            body, self.buf = self.buf[start:start + length], self.buf[start + length:]
-            if not self.counted and not head.startswith(b"GET /stats "):
-                self.counted = True
-                self.answers.connections += 1
-            self.transport.write(self.answers.reply(head, body))
+            while len(buf) < start + length:
+                data = conn.recv(65536)
+                if not data:
+                    return
+                buf += data
+            body, buf = buf[start:start + length], buf[start + length:]
+            if not counted and not head.startswith(b"GET /stats "):
+                counted = True
+                with answers.lock:
+                    answers.connections += 1
+            conn.sendall(answers.reply(head, body))
 
 
 def serve(chunks: int, host: str = "127.0.0.1", port: int = 0) -> None:
     """Serve until stdin closes; print the port first (one line)."""
     answers = _Answers(chunks)
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind((host, port))
+    listener.listen(1024)
+    print(listener.getsockname()[1], flush=True)
 
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        server = await loop.create_server(lambda: _Connection(answers), host, port, backlog=1024)
-        print(server.sockets[0].getsockname()[1], flush=True)
-        stop = loop.create_future()
-        threading.Thread(target=lambda: (sys.stdin.read(), loop.call_soon_threadsafe(stop.set_result, None)),
-                         daemon=True).start()
-        async with server:
-            await stop
+    def accept() -> None:
+        while True:
+            conn, _ = listener.accept()
+            threading.Thread(target=_handle, args=(conn, answers), daemon=True).start()
 
-    asyncio.run(main())
+    threading.Thread(target=accept, daemon=True).start()
+    sys.stdin.read()
 
 
 # -- the client side ---------------------------------------------------------------------------------------
