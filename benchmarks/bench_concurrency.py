@@ -20,6 +20,9 @@ sample). Rounds are interleaved: every round runs every client at every N, in a 
 Reported, medians over rounds: the aggregate chunk rate (chunks/s over the bursts' wall time), each client's
 rate at N as a fraction of its own one-stream rate (goal for the engines: at least 0.8x at 256), the
 engines' rate against their floor at the same N, and the TCP connections the server accepted per burst.
+Connection reuse is also measured where it matters: one burst at the widest N after an idle pause longer
+than httpx's keep-alive expiry, and bursts at the widest N from a second server that paces its chunks
+(``--paced-chunks`` chunks ``--pace-ms`` apart), so that every stream holds its connection to the end.
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ GOAL = 0.8
 TIMEOUT_S = 60.0
 #: Longer than httpx's default keep-alive expiry (5 s).
 IDLE_S = 6.0
+#: Measured bursts of paced streams per client (after one that fills the pool).
+PACED_BURSTS = 2
 #: client name -> (protocol, floor name, whether it is one of ours).
 CLIENTS: Dict[str, Tuple[str, str, bool]] = {
     "httpx SSE loop": ("openai", "httpx SSE loop", False),
@@ -195,11 +200,34 @@ async def after_idle(streams: Dict[str, Stream], expected: Dict[str, str], n: in
     return out
 
 
+async def paced(args: argparse.Namespace, n: int) -> Dict[str, Tuple[float, float]]:
+    """``{client: (new connections per burst, burst seconds)}`` for bursts of ``n`` streams from a server that
+    paces its chunks like a model server, so that every stream holds its connection to the end: after one
+    burst, how many connections each further burst opens (what the pool keeps for the next burst)."""
+    out = {}
+    with LoopbackServer(args.paced_chunks, pace_ms=args.pace_ms) as server:
+        streams, closers, _ = make_clients(server.url, args.only)
+        expected = {"openai": openai_text(args.paced_chunks), "ollama": OLLAMA_TEXT * args.paced_chunks}
+        try:
+            for name, stream in streams.items():
+                text = expected[CLIENTS[name][0]]
+                await burst(stream, text, n)
+                before = server.connections()
+                seconds = [await burst(stream, text, n) for _ in range(PACED_BURSTS)]
+                out[name] = ((server.connections() - before) / PACED_BURSTS, statistics.median(seconds))
+        finally:
+            for close in closers:
+                await close()
+    return out
+
+
 Results = Dict[str, Dict[int, Dict[str, List[float]]]]
+Bursts = Dict[str, Tuple[float, float]]
 
 
-async def run(server: LoopbackServer, args: argparse.Namespace) -> Tuple[Results, Dict[str, Tuple[float, float]], Dict[str, str]]:
-    """Every round, every N, every client (rotated); then one burst at the widest N after an idle pause."""
+async def run(server: LoopbackServer, args: argparse.Namespace) -> Tuple[Results, Bursts, Bursts, Dict[str, str]]:
+    """Every round, every N, every client (rotated); then one burst at the widest N after an idle pause, and
+    paced bursts at the widest N."""
     streams, closers, versions = make_clients(server.url, args.only)
     expected = {"openai": openai_text(args.chunks), "ollama": OLLAMA_TEXT * args.chunks}
     out: Results = {name: {n: {"rate": [], "conns": []} for n in args.concurrency} for name in streams}
@@ -219,7 +247,7 @@ async def run(server: LoopbackServer, args: argparse.Namespace) -> Tuple[Results
     finally:
         for close in closers:
             await close()
-    return out, idle, versions
+    return out, idle, await paced(args, max(args.concurrency)), versions
 
 
 def _spread(values: List[float]) -> str:
@@ -234,8 +262,7 @@ def _print_table(t: Dict[str, Any]) -> None:
         print("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
 
 
-def report(results: Results, idle: Dict[str, Tuple[float, float]], versions: Dict[str, str],
-           args: argparse.Namespace) -> int:
+def report(results: Results, idle: Bursts, slow: Bursts, versions: Dict[str, str], args: argparse.Namespace) -> int:
     med = statistics.median
     ns = args.concurrency
     one, widest = ns[0], max(ns)
@@ -251,7 +278,8 @@ def report(results: Results, idle: Dict[str, Tuple[float, float]], versions: Dic
                          for n in ns}
         scale_rows.append([name, *(_spread(scaling[name][n]) for n in ns[1:])])
         conn_rows.append([name, *(f"{med(per_n[n]['conns']):.1f}" for n in ns),
-                          f"{idle[name][1]:.0f}", f"{idle[name][0] / 1e3:.1f}k"])
+                          f"{idle[name][1]:.0f}", f"{idle[name][0] / 1e3:.1f}k",
+                          f"{slow[name][0]:.0f}"])
         floor = CLIENTS[name][1]
         if floor != name and floor in results:
             floor_rows.append([name, floor, *(_spread([x / f for x, f in zip(per_n[n]["rate"], results[floor][n]["rate"],
@@ -268,11 +296,16 @@ def report(results: Results, idle: Dict[str, Tuple[float, float]], versions: Dic
               f"goal for jarvis engines: at least {fmt_ratio(GOAL)} at N={widest}", ["client", *heads[1:]], scale_rows),
         table("Rate against the floor at the same N (median, min-max of per-round ratios)",
               ["client", "floor", *heads], floor_rows),
-        table(f"New TCP connections per burst of N streams (pool warm from a burst at the same N), and one burst of "
-              f"{widest} after {IDLE_S:g} s idle", ["client", *heads, f"after idle, N={widest}", "its chunks/s"],
+        table(f"New TCP connections per burst of N streams (pool warm from a burst at the same N); one burst of "
+              f"{widest} after {IDLE_S:g} s idle; bursts of {widest} paced streams ({args.paced_chunks} chunks "
+              f"{args.pace_ms:g} ms apart), pool warm",
+              ["client", *heads, f"after idle, N={widest}", "its chunks/s", f"paced, N={widest}"],
               conn_rows,
-              notes=["httpx keeps at most 20 idle connections per client and drops them after 5 s idle (the "
-                     "libraries' defaults), so a burst after a pause opens a connection for every stream."]),
+              notes=["With each stream sent in one write the client, not the server, sets the pace: streams hardly "
+                     "overlap on the wire, so a few connections serve a whole burst. A paced stream holds its "
+                     "connection to the end, as with a model server: then a burst needs a connection per stream, "
+                     "and the pool keeps only its keep-alive limit for the next one (httpx: 20 per client, dropped "
+                     "after 5 s idle; the openai SDK: 100). After an idle pause every stream opens a connection."]),
     ]
     for t in tables:
         _print_table(t)
@@ -290,6 +323,9 @@ def report(results: Results, idle: Dict[str, Tuple[float, float]], versions: Dic
                  + ", ".join(f"{k} {v}" for k, v in versions.items()) + "."),
         tables=tables, budgets=budgets,
         data={"concurrency": ns, "chunks": args.chunks, "versions": versions, "idle_seconds": IDLE_S,
+              "paced": {"chunks": args.paced_chunks, "pace_ms": args.pace_ms,
+                        "conns_per_burst": {k: v[0] for k, v in slow.items()},
+                        "burst_seconds": {k: v[1] for k, v in slow.items()}},
               "clients": {name: {"ours": CLIENTS[name][2], "floor": CLIENTS[name][1],
                                  "rate": {str(n): med(per_n[n]["rate"]) for n in ns},
                                  "kept": {str(n): med(scaling[name][n]) for n in ns},
@@ -307,12 +343,14 @@ def main(argv: Optional[List[str]] = None) -> int:
                     help="stream counts; the first is the base of the scaling ratios (default 1 16 64 256)")
     ap.add_argument("--chunks", type=int, default=200, help="content chunks per stream (default 200)")
     ap.add_argument("--min-chunks", type=int, default=12800, help="chunks per client per N per round (default 12800)")
+    ap.add_argument("--paced-chunks", type=int, default=20, help="chunks per paced stream (default 20)")
+    ap.add_argument("--pace-ms", type=float, default=5.0, help="ms between a paced stream's chunks (default 5)")
     ap.add_argument("--only", nargs="+", choices=list(CLIENTS), help="these clients (and their floors) only")
     ap.add_argument("--strict", action="store_true", help="exit 1 when an engine keeps less than 0.8x at the widest N")
     args = ap.parse_args(argv)
     with LoopbackServer(args.chunks) as server:
-        results, idle, versions = asyncio.run(run(server, args))
-    return report(results, idle, versions, args)
+        results, idle, slow, versions = asyncio.run(run(server, args))
+    return report(results, idle, slow, versions, args)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,9 @@ Routes (a request must carry ``Content-Length``; the body is only searched for `
   ``"stream": false`` the whole JSON answer;
 * ``GET /stats``: ``{"connections": N}``; anything else: Ollama's ``{"version": …}``.
 
+``LoopbackServer(chunks, pace_ms=5)`` sends streams a chunk at a time, 5 ms apart, as a model server does:
+then every stream of a burst holds its connection for the whole stream.
+
 Every answer is prepared once and sent in one write, and the server parses only the request line, the
 ``Content-Length`` header and whether the body asks for a stream, so its own cost stays far below any
 client's. It runs in its own process (not charged to the clients being measured), a thread per connection
@@ -38,7 +41,8 @@ import socket
 import subprocess
 import sys
 import threading
-from typing import Any, Dict, List, Optional, Tuple
+import time
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 MODEL = "bench-model"
 OPENAI_TEXT = " tok{i}"
@@ -51,6 +55,10 @@ def _compact(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"))
 
 
+#: A response: one write, or (paced) the pieces to write one by one.
+Answer = Union[bytes, List[bytes]]
+
+
 def _response(ctype: bytes, body: bytes, *, chunked: bool = False) -> bytes:
     if chunked:
         return (b"HTTP/1.1 200 OK\r\nContent-Type: " + ctype + b"\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -58,13 +66,28 @@ def _response(ctype: bytes, body: bytes, *, chunked: bool = False) -> bytes:
     return b"HTTP/1.1 200 OK\r\nContent-Type: " + ctype + b"\r\nContent-Length: %d\r\n\r\n" % len(body) + body
 
 
+def _stream(ctype: bytes, parts: List[bytes], *, chunked: bool, paced: bool) -> Answer:
+    """A streamed response: all ``parts`` in one write, or (``paced``) one write per part."""
+    if not paced:
+        return _response(ctype, b"".join(parts), chunked=chunked)
+    if chunked:
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: " + ctype + b"\r\nTransfer-Encoding: chunked\r\n\r\n"
+        pieces = [b"%x\r\n" % len(p) + p + b"\r\n" for p in parts]
+        pieces[-1] += b"0\r\n\r\n"
+    else:
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: " + ctype + b"\r\nContent-Length: %d\r\n\r\n" % sum(map(len, parts))
+        pieces = list(parts)
+    pieces[0] = head + pieces[0]
+    return pieces
+
+
 def openai_text(chunks: int) -> str:
     """The whole text of an OpenAI-compatible answer of ``chunks`` tokens."""
     return "".join(OPENAI_TEXT.format(i=i) for i in range(chunks))
 
 
-def openai_answers(chunks: int, model: str = MODEL) -> Tuple[bytes, bytes]:
-    """``(whole, streamed)`` HTTP responses of ``/v1/chat/completions``."""
+def openai_answers(chunks: int, model: str = MODEL, *, paced: bool = False) -> Tuple[bytes, Answer]:
+    """``(whole, streamed)`` HTTP responses of ``/v1/chat/completions`` (``paced``: the stream in pieces)."""
     usage = {"prompt_tokens": PROMPT_TOKENS, "completion_tokens": chunks, "total_tokens": PROMPT_TOKENS + chunks}
     base = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1, "model": model,
             "system_fingerprint": "fp_bench"}
@@ -75,16 +98,16 @@ def openai_answers(chunks: int, model: str = MODEL) -> Tuple[bytes, bytes]:
     events = [event({"role": "assistant", "content": ""})]
     events += [event({"content": OPENAI_TEXT.format(i=i)}) for i in range(chunks)]
     events += [event({}, "stop"), dict(base, choices=[], usage=usage)]
-    sse = "".join(f"data: {_compact(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+    sse = [f"data: {_compact(e)}\n\n".encode() for e in events] + [b"data: [DONE]\n\n"]
     whole = {"id": "chatcmpl-bench", "object": "chat.completion", "created": 1, "model": model,
              "choices": [{"index": 0, "message": {"role": "assistant", "content": openai_text(chunks)},
                           "finish_reason": "stop"}], "usage": usage}
     return (_response(b"application/json", json.dumps(whole).encode()),
-            _response(b"text/event-stream", sse.encode(), chunked=True))
+            _stream(b"text/event-stream", sse, chunked=True, paced=paced))
 
 
-def ollama_answers(chunks: int, model: str = MODEL) -> Tuple[bytes, bytes]:
-    """``(whole, streamed)`` HTTP responses of Ollama's ``/api/chat``."""
+def ollama_answers(chunks: int, model: str = MODEL, *, paced: bool = False) -> Tuple[bytes, Answer]:
+    """``(whole, streamed)`` HTTP responses of Ollama's ``/api/chat`` (``paced``: the stream in pieces)."""
     final = {"done": True, "done_reason": "stop", "total_duration": 4883583458, "load_duration": 1334875,
              "prompt_eval_count": PROMPT_TOKENS, "prompt_eval_duration": 342546000, "eval_count": chunks,
              "eval_duration": 4535599000}
@@ -96,19 +119,21 @@ def ollama_answers(chunks: int, model: str = MODEL) -> Tuple[bytes, bytes]:
     whole = {"model": model, "created_at": "2025-07-07T20:32:53.844124Z",
              "message": {"role": "assistant", "content": OLLAMA_TEXT * chunks}, **final}
     ctype = b"application/json; charset=utf-8"
-    return _response(ctype, _compact(whole).encode()), _response(b"application/x-ndjson", ("\n".join(lines) + "\n").encode())
+    return (_response(ctype, _compact(whole).encode()),
+            _stream(b"application/x-ndjson", [(line + "\n").encode() for line in lines], chunked=False, paced=paced))
 
 
 # -- the server (child process) ------------------------------------------------------------------------
 class _Answers:
-    def __init__(self, chunks: int) -> None:
-        self.openai = openai_answers(chunks)
-        self.ollama = ollama_answers(chunks)
+    def __init__(self, chunks: int, pace: float) -> None:
+        self.pace = pace
+        self.openai = openai_answers(chunks, paced=pace > 0)
+        self.ollama = ollama_answers(chunks, paced=pace > 0)
         self.version = _response(b"application/json; charset=utf-8", b'{"version":"0.12.6"}')
         self.connections = 0
         self.lock = threading.Lock()
 
-    def reply(self, head: bytes, body: bytes) -> bytes:
+    def reply(self, head: bytes, body: bytes) -> Answer:
         path = head.split(b" ", 2)[1] if head.count(b" ") >= 2 else b""
         flat = body.replace(b" ", b"")
         if path.endswith(b"/chat/completions"):
@@ -121,7 +146,8 @@ class _Answers:
 
 
 def _handle(conn: socket.socket, answers: _Answers) -> None:
-    """One connection: requests one after another, each answered with one write."""
+    """One connection: requests one after another, each answered with one write (a paced stream: one write
+    per piece, ``answers.pace`` seconds apart)."""
     conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     counted = False
     buf = b""
@@ -151,12 +177,19 @@ def _handle(conn: socket.socket, answers: _Answers) -> None:
                 counted = True
                 with answers.lock:
                     answers.connections += 1
-            conn.sendall(answers.reply(head, body))
+            answer = answers.reply(head, body)
+            if isinstance(answer, bytes):
+                conn.sendall(answer)
+                continue
+            for i, piece in enumerate(answer):
+                if i:
+                    time.sleep(answers.pace)
+                conn.sendall(piece)
 
 
-def serve(chunks: int, host: str = "127.0.0.1", port: int = 0) -> None:
+def serve(chunks: int, host: str = "127.0.0.1", port: int = 0, pace_ms: float = 0.0) -> None:
     """Serve until stdin closes; print the port first (one line)."""
-    answers = _Answers(chunks)
+    answers = _Answers(chunks, pace_ms / 1000)
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind((host, port))
@@ -176,9 +209,9 @@ def serve(chunks: int, host: str = "127.0.0.1", port: int = 0) -> None:
 class LoopbackServer:
     """The server in a child process; a context manager (``close()`` stops it)."""
 
-    def __init__(self, chunks: int = 200) -> None:
+    def __init__(self, chunks: int = 200, pace_ms: float = 0.0) -> None:
         self.chunks = chunks
-        self.proc = subprocess.Popen([sys.executable, __file__, "--chunks", str(chunks)],
+        self.proc = subprocess.Popen([sys.executable, __file__, "--chunks", str(chunks), "--pace-ms", str(pace_ms)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline() if self.proc.stdout else ""
         if not line.strip().isdigit():
@@ -216,8 +249,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--chunks", type=int, default=200, help="tokens per answer (default 200)")
     ap.add_argument("--port", type=int, default=0, help="port (default: a free one, printed)")
+    ap.add_argument("--pace-ms", type=float, default=0.0,
+                    help="send streams a chunk at a time, this many ms apart, as a model server does (default: "
+                         "the whole stream in one write)")
     args = ap.parse_args(argv)
-    serve(args.chunks, port=args.port)
+    serve(args.chunks, port=args.port, pace_ms=args.pace_ms)
     return 0
 
 
