@@ -18,6 +18,8 @@ from jarvis_core.types import StreamChunk
 from jarvis_engine_openai_compat.server.launch import ServerProcess, ServerSpec, smollm2_model_path
 
 DATA = pathlib.Path(__file__).parent / "data"
+#: Recordings of real servers that several packages' tests replay, kept once at the repository's tests/data.
+SHARED = pathlib.Path(__file__).resolve().parents[3] / "tests" / "data"
 # Tests run with --import-mode=importlib, so helpers reach them through the ``oac`` fixture, not imports.
 SYSTEM = "You are a helpful assistant."
 QUESTION = "What is the capital of France?"
@@ -26,7 +28,7 @@ QUESTION = "What is the capital of France?"
 @pytest.fixture(scope="session")
 def sse_transcripts() -> List[Dict[str, Any]]:
     """The recorded OpenAI-compatible SSE streams (OpenAI, vLLM, llama.cpp, one composed framing case)."""
-    return json.loads((DATA / "openai_sse_transcripts.json").read_text(encoding="utf-8"))
+    return json.loads((SHARED / "openai_sse_transcripts.json").read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,7 @@ import attrs
 import httpx
 import pytest
 
+from jarvis_core.engine.base import SAMPLING_OPTIONS
 from jarvis_core.engine.factory import create_engine
 from jarvis_core.errors import (
     AuthenticationError,
@@ -30,6 +31,7 @@ from jarvis_engine_openai_compat.engines import (
     SGLangEngine,
     VLLMEngine,
 )
+from jarvis_engine_openai_compat.engines.base import LOCAL_SAMPLING, OPENAI_SAMPLING
 
 ALL = [VLLMEngine, SGLangEngine, LlamaCppEngine, LMStudioEngine, OpenAICompatEngine]
 MSGS = [{"role": "user", "content": "hi"}]
@@ -131,6 +133,19 @@ def test_min_p_is_not_an_lmstudio_option():
     e, _ = engine(LMStudioEngine)
     with pytest.raises(InvalidOptionError, match="min_p"):
         e.generate(MSGS, model="m", min_p=0.1)
+
+
+def test_the_sampling_sets_are_the_core_sampling_fields():
+    """OpenAI's own sampling fields and the local servers' extras split the core's one list; every engine
+    takes each sampling field (temperature as a parameter) but what its server lacks (LM Studio: min_p), and
+    backend defaults fill them all, except on a generic server (only OpenAI's own)."""
+    assert OPENAI_SAMPLING <= SAMPLING_OPTIONS and OPENAI_SAMPLING | LOCAL_SAMPLING == SAMPLING_OPTIONS
+    lacks = {VLLMEngine: set(), SGLangEngine: set(), LlamaCppEngine: set(), LMStudioEngine: {"min_p"}}
+    for cls, missing in lacks.items():
+        assert SAMPLING_OPTIONS - {"temperature"} - cls.allowed_options == missing, cls
+        assert cls.default_sampling == SAMPLING_OPTIONS - missing, cls
+    assert SAMPLING_OPTIONS - {"temperature"} <= OpenAICompatEngine.allowed_options
+    assert OpenAICompatEngine.default_sampling == OPENAI_SAMPLING
 
 
 def test_explicit_options_renamed_for_the_server():
@@ -238,6 +253,51 @@ def test_llamacpp_without_jinja_counts_as_no_tool_support():
         if "tools" in b else httpx.Response(200, json=reply()))
     with pytest.warns(RuntimeWarning):
         assert e.generate(MSGS, model="m", tools=[TOOL]).content == "ok"
+
+
+# -- which answers the family's parsers post-process (ModelAdapter.needs_postprocessing, as ollama) -------
+LLAMA_CALL = '{"name": "get_weather", "parameters": {"city": "Tokyo"}}'
+HARMONY_CALL = ("<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant to=functions.get_weather"
+                '<|channel|>commentary json<|message|>{"city": "Tokyo"}<|call|>')
+
+
+def stream_of(*pieces: str) -> httpx.Response:
+    chunks = [{"model": "m", "choices": [{"index": 0, "delta": {"content": p}}]} for p in pieces]
+    return sse(*chunks, {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+
+
+async def test_a_reasoning_only_family_is_post_processed_without_tools():
+    e, _ = engine(VLLMEngine, answer=lambda r, b: httpx.Response(200, json=reply("<think>hmm</think>Paris")))
+    c = e.generate(MSGS, model="QwQ-32B")  # a reasoning parser, no tool parser
+    assert (c.reasoning, c.content) == ("hmm", "Paris")
+    e, _ = engine(VLLMEngine, answer=lambda r, b: stream_of("<think>hm", "m</think>Pa", "ris"))
+    out = [c async for c in e.stream_full(MSGS, model="QwQ-32B")]
+    assert "".join(c.reasoning or "" for c in out) == "hmm" and "".join(c.content or "" for c in out) == "Paris"
+
+
+async def test_a_tool_parser_runs_only_with_tools():
+    e, _ = engine(VLLMEngine, answer=lambda r, b: httpx.Response(200, json=reply(LLAMA_CALL)))
+    plain = e.generate(MSGS, model="llama3.1:8b")  # a tool parser (llama3_json), no tools offered
+    assert plain.content == LLAMA_CALL and plain.tool_calls == () and plain.finish_reason == "stop"
+    called = e.generate(MSGS, model="llama3.1:8b", tools=[TOOL])
+    assert [(t.name, json.loads(t.arguments)) for t in called.tool_calls] == [("get_weather", {"city": "Tokyo"})]
+    assert called.content is None and called.finish_reason == "tool_calls"
+    # Streamed without tools, each delta passes at once: no parser holds back text that looks like a call.
+    pieces = ('{"name": "get_weather", ', '"parameters": {"city": ', '"Tokyo"}}')
+    e, _ = engine(VLLMEngine, answer=lambda r, b: stream_of(*pieces))
+    out = [c async for c in e.stream_full(MSGS, model="llama3.1:8b")]
+    assert [c.content for c in out if c.content] == list(pieces) and not any(c.tool_calls for c in out)
+
+
+async def test_a_format_that_is_always_parsed_is_parsed_without_tools():
+    e, _ = engine(VLLMEngine, answer=lambda r, b: httpx.Response(200, json=reply(HARMONY_CALL)))
+    c = e.generate(MSGS, model="gpt-oss-20b")  # Harmony: the message structure itself, tools or not
+    assert c.reasoning == "Need weather." and c.content is None
+    assert [(t.name, json.loads(t.arguments)) for t in c.tool_calls] == [("get_weather", {"city": "Tokyo"})]
+    e, _ = engine(VLLMEngine, answer=lambda r, b: stream_of(HARMONY_CALL[:40], HARMONY_CALL[40:]))
+    out = [c async for c in e.stream_full(MSGS, model="gpt-oss-20b")]
+    assert [t.name for c in out for t in c.tool_calls] == ["get_weather"]
+    assert "<|channel|>" not in "".join(c.content or "" for c in out)
 
 
 # -- constrained (json_schema) tool mode ---------------------------------------------------------------

@@ -16,14 +16,10 @@ from jarvis_core.types import Message, StreamChunk, ToolSpec, Usage
 
 def decode(body_parts, engine_id="t"):
     """Run byte pieces through SSEByteDecoder + ChatStreamDecoder the way the engine does."""
-    sse, dec, out, done = SSEByteDecoder(), ChatStreamDecoder(engine_id=engine_id), [], False
-    payloads = [p for part in body_parts for p in sse.feed(part)] + sse.flush()
-    for raw in payloads:
-        if raw == "[DONE]":
-            done = True
-            break
+    sse, dec, out = SSEByteDecoder(until_done=True), ChatStreamDecoder(engine_id=engine_id), []
+    for raw in [p for part in body_parts for p in sse.feed(part)] + sse.flush():
         out += dec.feed(json.loads(raw))
-    return out + dec.finish(done=done or dec.finish_reason is not None)
+    return out + dec.finish(done=sse.done or dec.finish_reason is not None)
 
 
 # -- request payloads -------------------------------------------------------------------------------

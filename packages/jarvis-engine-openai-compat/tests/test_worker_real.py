@@ -16,7 +16,6 @@ import pytest
 
 from jarvis_core.errors import ConfigError, EngineConnectionError
 from jarvis_core.events import EventBus, EventType
-from jarvis_engine_openai_compat.server.launch import smollm2_model_path
 from jarvis_engine_openai_compat.worker import (
     NO_SLOT_AVAILABLE,
     NOT_READY,
@@ -39,15 +38,6 @@ FIXED_NOW = dt.datetime(2025, 1, 7, 14, 5, tzinfo=dt.timezone.utc)
 HANG_GUARD = 120.0  # seconds; only there so that a bug fails the test instead of hanging the suite
 
 
-@pytest.fixture(scope="module")
-def gguf() -> str:
-    pytest.importorskip("xllamacpp", reason="the real-server tests need the [embedded] extra (xllamacpp)")
-    try:
-        return smollm2_model_path()
-    except ConfigError as exc:
-        pytest.skip(str(exc))
-
-
 class Events(EventBus):
     def __init__(self) -> None:
         super().__init__()
@@ -59,12 +49,12 @@ class Events(EventBus):
 
 
 @pytest.fixture
-def make_worker(gguf):
+def make_worker(smollm2):
     """Build and start a worker; stops it (and resumes any server a test SIGSTOPped) at teardown."""
     made: List[LlamaCppWorker] = []
 
     def factory(*, start: bool = True, bus: Any = None, **overrides: Any) -> LlamaCppWorker:
-        settings = dict(model_path=gguf, slots=1, ctx_per_slot=1024, threads=2, max_tokens=48, temperature=0.0,
+        settings = dict(model_path=smollm2, slots=1, ctx_per_slot=1024, threads=2, max_tokens=48, temperature=0.0,
                         startup_timeout=180.0)
         settings.update(overrides)
         worker = LlamaCppWorker(WorkerConfig(**settings), bus=bus, clock=lambda: FIXED_NOW)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import pathlib
+import re
 import sys
 import threading
 import time
@@ -25,7 +26,6 @@ from typing import Any, Dict, List
 import pytest
 
 from jarvis_core.errors import (
-    ConfigError,
     ConflictingOptionsError,
     EngineConnectionError,
     InvalidOptionValueError,
@@ -34,9 +34,8 @@ from jarvis_core.errors import (
 from jarvis_core.events import EventType
 from jarvis_core.testing import installed_registry, simple_plugin
 from jarvis_core.testing.recording_bus import RecordingBus
-from jarvis_core.tools import BaseTool, ToolPolicy, create_tool
+from jarvis_core.tools import BaseTool, ToolPolicy, create_tool, function_tool
 from jarvis_core.types import ToolSpec
-from jarvis_engine_openai_compat.server.launch import smollm2_model_path
 from jarvis_engine_openai_compat.worker import (
     NOT_READY,
     LlamaCppWorker,
@@ -44,7 +43,6 @@ from jarvis_engine_openai_compat.worker import (
     RestartPolicy,
     ToolLimits,
     WorkerConfig,
-    function_tool,
 )
 
 DATA = pathlib.Path(__file__).parent / "data"
@@ -257,6 +255,22 @@ def test_calls_beyond_the_per_turn_cap_and_unknown_tools_get_error_results(tmp_p
     assert "tools" in server.requests()[0] and len(server.requests()[0]["tools"]) == 3  # echo, big, slow
 
 
+def test_json_schema_calls_get_ids_that_never_repeat(tmp_path, workers, runner):
+    """In json_schema mode the model sends no call ids; each call gets a fresh one (types.new_call_id), so
+    two requests (or turns) never share one."""
+    action = {"content": json.dumps({"name": "echo", "arguments": {"text": "hi"}})}
+    server = Scripted(tmp_path, [[action], [action], [{"content": json.dumps({"content": "done"})}]])
+    worker = scripted_worker(workers, runner, server, tool_mode="json_schema", slots=2)
+    ids = []
+    for handle in [worker.submit(None, "Go.", control_tools=False) for _ in range(2)]:
+        result = wait_result(worker, handle.id)
+        assert result.state is RequestState.COMPLETED and result.content == "done"
+        ids += [e.call_id for e in result.tool_trace]
+    assert len(ids) == 4 and len(set(ids)) == 4
+    assert all(re.fullmatch(r"call_[0-9a-f]{24}", i) for i in ids)
+    assert runner.calls == ["echo:hi"] * 4
+
+
 def test_bad_submissions_are_errors(tmp_path, workers, runner):
     server = Scripted(tmp_path, [[{"content": "hi"}]])
     worker = scripted_worker(workers, runner, server, tool_mode="json_schema")
@@ -361,17 +375,8 @@ def test_cancel_abandons_a_running_tool(tmp_path, workers, runner):
 
 
 # -- real SmolLM2, json_schema tool mode -----------------------------------------------------------
-@pytest.fixture(scope="module")
-def gguf() -> str:
-    pytest.importorskip("xllamacpp", reason="the real-server tests need the [embedded] extra (xllamacpp)")
-    try:
-        return smollm2_model_path()
-    except ConfigError as exc:
-        pytest.skip(str(exc))
-
-
-def test_smollm2_decision_request_through_the_json_schema_mode(gguf, workers, runner):
-    config = WorkerConfig(model_path=gguf, slots=1, ctx_per_slot=2048, threads=2, max_tokens=160, temperature=0.0,
+def test_smollm2_decision_request_through_the_json_schema_mode(smollm2, workers, runner):
+    config = WorkerConfig(model_path=smollm2, slots=1, ctx_per_slot=2048, threads=2, max_tokens=160, temperature=0.0,
                           tool_mode="json_schema", tools=ToolLimits(budget=2, max_calls_per_turn=1))
     worker = LlamaCppWorker(config, tools=runner, clock=lambda: FIXED_NOW)
     workers.append(worker)

@@ -202,16 +202,18 @@ class SSEByteDecoder(_TextLines):
             return []
         out: List[Any] = []
         parts = self._parts
+        # Read once per network read, not once per event: this loop is every OpenAI-style stream's hot path.
+        until_done = self._until_done
+        events = self._events
         for line in self._lines(data, final):
             if not line:
                 if parts:
                     text = parts[0] if len(parts) == 1 else "\n".join(parts)
-                    if self._until_done and text[:1] != "{" and text.strip() == "[DONE]":
+                    parts.clear()
+                    if until_done and text[:1] != "{" and text.strip() == "[DONE]":
                         self.done = True
-                        self._parts = []
                         return out
-                    out.append(SSEEvent(self._event or "message", text) if self._events else text)
-                    parts = self._parts = []
+                    out.append(SSEEvent(self._event or "message", text) if events else text)
                 self._event = None
             elif line[:5] == "data:":
                 value = line[5:]

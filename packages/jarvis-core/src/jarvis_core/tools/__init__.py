@@ -1,6 +1,7 @@
-"""Tools: the contract (:class:`Tool`, :class:`ToolPolicy`, :class:`BaseTool`), :func:`create_tool` and the
-one :class:`ToolExecutor`; the JSON-schema argument checker (:mod:`.schema`) and the JSON-schema tool-call
-mode (:mod:`.json_mode`). Names load on first use, so importing this package is cheap.
+"""Tools: the contract (:class:`Tool`, :class:`ToolPolicy`, :class:`BaseTool`), :func:`create_tool`,
+:func:`function_tool` (a plain function as a tool) and the one :class:`ToolExecutor`; the JSON-schema
+argument checker (:mod:`.schema`) and the JSON-schema tool-call mode (:mod:`.json_mode`). Names load on
+first use, so importing this package is cheap.
 
 Writing a tool::
 
@@ -30,6 +31,7 @@ _LAZY = {
     "InvalidToolError": "jarvis_core.tools.base",
     "check_tool": "jarvis_core.tools.base",
     "create_tool": "jarvis_core.tools.factory",
+    "function_tool": "jarvis_core.tools.function",
     "ToolExecutor": "jarvis_core.tools.executor",
     "Approver": "jarvis_core.tools.executor",
     "cap_output": "jarvis_core.tools.output",
@@ -48,6 +50,7 @@ __all__ = [
     "check_arguments",
     "check_tool",
     "create_tool",
+    "function_tool",
     "policy_of",
     "validate",
 ]
@@ -58,6 +61,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from jarvis_core.tools.base import BaseTool, InvalidToolError, Tool, check_tool
     from jarvis_core.tools.executor import Approver, ToolExecutor
     from jarvis_core.tools.factory import create_tool
+    from jarvis_core.tools.function import function_tool
     from jarvis_core.tools.output import cap_output
     from jarvis_core.tools.policy import ToolPolicy, policy_of
     from jarvis_core.tools.schema import check_arguments, validate

@@ -39,11 +39,10 @@ from jarvis_core.errors import (
     ToolsNotSupportedError,
 )
 from jarvis_core.events import EventType
-from jarvis_core.plugins.registry import get_registry
 from jarvis_core.tools import json_mode
 from jarvis_core.types import Completion, MessageLike, StreamChunk
 
-__all__ = ["COMMON_OPTIONS", "LOCAL_OPTIONS", "LOCAL_SAMPLING", "TOOL_MODES", "OpenAICompatEngine"]
+__all__ = ["COMMON_OPTIONS", "LOCAL_OPTIONS", "LOCAL_SAMPLING", "OPENAI_SAMPLING", "TOOL_MODES", "OpenAICompatEngine"]
 
 #: The ``tool_mode`` values: ``native`` sends OpenAI ``tools``; ``json_schema`` sends the tools as a
 #: JSON-schema constrained response instead, for models whose chat template knows no tools (the one
@@ -51,13 +50,17 @@ __all__ = ["COMMON_OPTIONS", "LOCAL_OPTIONS", "LOCAL_SAMPLING", "TOOL_MODES", "O
 #: the server's ``/props``; elsewhere it means ``native``).
 TOOL_MODES = ("auto", "native", "json_schema")
 
-#: Options every OpenAI-compatible server takes (OpenAI's own request fields), plus ``tool_mode`` (ours).
-COMMON_OPTIONS: FrozenSet[str] = frozenset({
-    "top_p", "presence_penalty", "frequency_penalty", "seed", "stop", "response_format", "tool_choice",
-    "parallel_tool_calls", "logit_bias", "logprobs", "top_logprobs", "tool_mode",
+#: The core's sampling fields (:data:`~jarvis_core.engine.base.SAMPLING_FIELDS`) that OpenAI's own API takes:
+#: what backend defaults may fill on any OpenAI-compatible server.
+OPENAI_SAMPLING: FrozenSet[str] = frozenset({"temperature", "top_p", "presence_penalty"})
+#: The rest of the core's sampling fields, which local servers add (vLLM, SGLang, llama.cpp; LM Studio lacks min_p).
+LOCAL_SAMPLING: FrozenSet[str] = SAMPLING_OPTIONS - OPENAI_SAMPLING
+#: Options every OpenAI-compatible server takes (OpenAI's own request fields; ``temperature`` is a parameter of
+#: its own), plus ``tool_mode`` (ours).
+COMMON_OPTIONS: FrozenSet[str] = (OPENAI_SAMPLING - {"temperature"}) | frozenset({
+    "frequency_penalty", "seed", "stop", "response_format", "tool_choice", "parallel_tool_calls", "logit_bias",
+    "logprobs", "top_logprobs", "tool_mode",
 })
-#: Sampling knobs local servers add to OpenAI's set (vLLM, SGLang, llama.cpp; LM Studio lacks min_p).
-LOCAL_SAMPLING: FrozenSet[str] = frozenset({"top_k", "min_p", "repeat_penalty"})
 #: What vLLM, SGLang and llama.cpp take: the common options, the local samplers and per-request template
 #: switches (``chat_template_kwargs``, e.g. Qwen3's ``enable_thinking``).
 LOCAL_OPTIONS: FrozenSet[str] = COMMON_OPTIONS | LOCAL_SAMPLING | {"chat_template_kwargs"}
@@ -101,7 +104,7 @@ class OpenAICompatEngine(HTTPEngine):
     models_path: ClassVar[str] = "/v1/models"
     allowed_options: ClassVar[FrozenSet[str]] = COMMON_OPTIONS | LOCAL_SAMPLING
     #: Sampling fields backend defaults may fill (explicit options are governed by ``allowed_options``).
-    default_sampling: ClassVar[FrozenSet[str]] = frozenset({"temperature", "top_p", "presence_penalty"})
+    default_sampling: ClassVar[FrozenSet[str]] = OPENAI_SAMPLING
     #: Our option name -> the server's field name.
     option_renames: ClassVar[Mapping[str, str]] = {}
     #: What ``top_k <= 0`` ("disabled") becomes on the wire; ``None`` leaves the field out.
@@ -140,7 +143,6 @@ class OpenAICompatEngine(HTTPEngine):
         self._model_defaults = model_defaults
         self._bus = bus
         self._no_tools_models: set = set()
-        self._adapters: Dict[Any, Any] = {}
 
     # -- errors -------------------------------------------------------------------------------------
     def classify_error(self, response: httpx.Response, body: Any, *, model: Optional[str] = None) -> EngineError:
@@ -161,18 +163,10 @@ class OpenAICompatEngine(HTTPEngine):
 
     # -- request building -----------------------------------------------------------------------------
     def _adapter(self, model: str) -> Any:
-        # ModelAdapter.for_model caches too, but keys on the serialized user rules; this is the per-request path.
-        registry = get_registry()
-        key = (model, id(registry))
-        adapter = self._adapters.get(key)
-        if adapter is None:
-            from jarvis_core.defaults import ModelAdapter
+        """The model's adapter, asked for on every request (:meth:`ModelAdapter.for_model` is the one cache)."""
+        from jarvis_core.defaults import ModelAdapter
 
-            if len(self._adapters) >= 64:
-                self._adapters.clear()
-            adapter = self._adapters[key] = ModelAdapter.for_model(
-                model, self.engine_id, user_rules=self._model_defaults, registry=registry)
-        return adapter
+        return ModelAdapter.for_model(model, self.engine_id, user_rules=self._model_defaults)
 
     def _requested_mode(self, tools: Any, options: Mapping[str, Any], messages: Sequence[MessageLike] = ()) -> str:
         if not tools and not json_mode.has_tool_history(messages):
@@ -248,8 +242,8 @@ class OpenAICompatEngine(HTTPEngine):
         wire.update(extra)
         payload = build_chat_payload(wire_messages, model=model, temperature=temp, max_tokens=max_tokens,
                                      tools=payload_tools, stream=stream, options=wire)
-        needs_post = adapter.tool_parser or adapter.reasoning_parser
-        call = _Call(model, payload, mode if wire_tools else "native", wire_tools, adapter if needs_post else None)
+        post = adapter if adapter.needs_postprocessing(wire_tools) else None
+        call = _Call(model, payload, mode if wire_tools else "native", wire_tools, post)
         call.dropped = dropped
         return call
 
@@ -370,27 +364,21 @@ class OpenAICompatEngine(HTTPEngine):
         plain = proc is None and not constrained
         loads = loads_payload
         engine_id = self.engine_id
-        done = False
         async with contextlib.AsyncExitStack() as stack:
+            sse = self._event_decoder()
             try:
                 batches = await stack.enter_async_context(self.astream_batches(
-                    "POST", self.chat_path, self._event_decoder(), json_body=call.payload, model=model,
-                    max_tokens=max_tokens))
+                    "POST", self.chat_path, sse, json_body=call.payload, model=model, max_tokens=max_tokens))
             except ToolsNotSupportedError as exc:
                 if not self._drop_tools(call, exc):
                     raise
+                sse = self._event_decoder()
                 batches = await stack.enter_async_context(self.astream_batches(
-                    "POST", self.chat_path, self._event_decoder(), json_body=call.payload, model=model,
-                    max_tokens=max_tokens))
+                    "POST", self.chat_path, sse, json_body=call.payload, model=model, max_tokens=max_tokens))
             # One network read holds many events; they are handled in this plain loop (no per-line async
-            # hop). After [DONE] the rest is still read, so the connection returns to the pool.
+            # hop). The decoder ends the events at [DONE] and reads on, so the connection returns to the pool.
             async for payloads in batches:
                 for raw in payloads:
-                    if done:
-                        continue
-                    if raw == "[DONE]":
-                        done = True
-                        continue
                     obj = loads(raw, engine_id=engine_id)
                     if plain:
                         out = fast(obj)
@@ -411,7 +399,7 @@ class OpenAICompatEngine(HTTPEngine):
                                 yield out
                             elif out.content:
                                 yield out.content
-        final = decoder.finish(done=done or decoder.finish_reason is not None)
+        final = decoder.finish(done=sse.done or decoder.finish_reason is not None)
         for chunk in self._final_chunks(call, final, "".join(buffered) if constrained else None, proc):
             if not text_only:
                 yield chunk
@@ -419,8 +407,9 @@ class OpenAICompatEngine(HTTPEngine):
                 yield chunk.content
 
     def _event_decoder(self) -> SSEByteDecoder:
-        """The SSE decoder of one streamed request (an engine that watches its streams returns its own)."""
-        return SSEByteDecoder()
+        """The SSE decoder of one streamed request, ending the events at ``[DONE]`` (an engine that watches
+        its streams returns its own)."""
+        return SSEByteDecoder(until_done=True)
 
     def _chat_decoder(self) -> ChatStreamDecoder:
         """The chat-chunk decoder of one streamed request (an engine that watches its streams returns its own)."""

@@ -51,7 +51,7 @@ class _WatchedEvents(SSEByteDecoder):
     __slots__ = ("_watch",)
 
     def __init__(self, watch: StreamWatch) -> None:
-        super().__init__()
+        super().__init__(until_done=True)
         self._watch = watch
 
     def feed(self, data: bytes, final: bool = False) -> List[Any]:
@@ -117,7 +117,7 @@ class LlamaCppEngine(OpenAICompatEngine):
             yield response
 
     def _event_decoder(self) -> SSEByteDecoder:
-        return SSEByteDecoder() if self.watch is None else _WatchedEvents(self.watch)
+        return super()._event_decoder() if self.watch is None else _WatchedEvents(self.watch)
 
     def _chat_decoder(self) -> ChatStreamDecoder:
         if self.watch is None:

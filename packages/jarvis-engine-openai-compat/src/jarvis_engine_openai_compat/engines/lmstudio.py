@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import ClassVar, FrozenSet
 
 from jarvis_core.engine.base import SAMPLING_OPTIONS
-from jarvis_engine_openai_compat.engines.base import COMMON_OPTIONS, OpenAICompatEngine
+from jarvis_engine_openai_compat.engines.base import COMMON_OPTIONS, LOCAL_SAMPLING, OpenAICompatEngine
 
 __all__ = ["LMStudioEngine"]
 
@@ -19,7 +19,7 @@ class LMStudioEngine(OpenAICompatEngine):
 
     engine_id: ClassVar[str] = "lmstudio"
     default_host = "http://localhost:1234"
-    allowed_options: ClassVar[FrozenSet[str]] = COMMON_OPTIONS | {"top_k", "repeat_penalty"}
+    allowed_options: ClassVar[FrozenSet[str]] = COMMON_OPTIONS | (LOCAL_SAMPLING - {"min_p"})
     default_sampling: ClassVar[FrozenSet[str]] = SAMPLING_OPTIONS - {"min_p"}
 
     def prepare(self, model: str) -> None:

@@ -18,7 +18,6 @@ from .state import (
     WorkerState,
     WorkerStatus,
 )
-from .tools import function_tool
 from .worker import LlamaCppWorker
 
 __all__ = [
@@ -41,5 +40,4 @@ __all__ = [
     "WorkerConfig",
     "WorkerState",
     "WorkerStatus",
-    "function_tool",
 ]

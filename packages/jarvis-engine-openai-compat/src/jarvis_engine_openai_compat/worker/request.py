@@ -195,8 +195,8 @@ async def _tool_loop(ctx: WorkerContext, engine: Any, generation: int, rec: Requ
             rec.timings = dict(turn.timings)
         calls, content = list(turn.calls), turn.content
         if json_tools and tools_now:
-            action = json_mode.parse_action(turn.content, [t.name for t in tools_now],
-                                            call_id=f"call_{rec.iteration + 1}_0")
+            # Each call gets a fresh id (types.new_call_id), never repeated across turns or requests.
+            action = json_mode.parse_action(turn.content, [t.name for t in tools_now])
             calls, content = list(action.tool_calls), action.content or ""
             if action.problem:
                 with rec.lock:

@@ -9,10 +9,10 @@ model gets a short acknowledgement and carries on, except after ``decision_reque
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Dict, Iterable, List, Optional, Sequence
 
+from jarvis_core.tools.schema import decode_arguments
 from jarvis_core.types import ToolCall, ToolSpec
 
 from .state import Signal
@@ -90,11 +90,8 @@ def control_tool_specs(names: Optional[Iterable[str]] = None) -> List[ToolSpec]:
 def signal_from_call(call: ToolCall, iteration: int) -> Signal:
     """The :class:`Signal` a control-tool call carries. Arguments that are not a JSON object are kept as
     ``{"raw": text}``: a signal is never lost to a formatting slip of the model."""
-    try:
-        args = json.loads(call.arguments) if call.arguments else {}
-    except ValueError:
-        args = {"raw": call.arguments}
-    if not isinstance(args, dict):
+    args, _problem = decode_arguments(call.arguments)
+    if args is None:
         args = {"raw": call.arguments}
     return Signal(kind=call.name, arguments=args, tool_call_id=call.id, iteration=iteration, at=time.time())
 
@@ -105,21 +102,20 @@ def acknowledgement(call: ToolCall) -> str:
 
 
 def first_decision(calls: Sequence[ToolCall], *, streaming: bool = False) -> Optional[ToolCall]:
-    """The first ``decision_request`` among ``calls`` whose arguments are complete JSON, if any.
+    """The first ``decision_request`` among ``calls`` whose arguments are a complete JSON object, if any.
 
-    With ``streaming`` the calls are still arriving: a call counts only once its arguments are a JSON
-    object holding every required argument, or once a later call has started (so its own are final).
+    With ``streaming`` the calls are still arriving: a call counts only once its arguments hold every
+    required argument, or once a later call has started (so its own are final).
     """
     required = CONTROL_TOOLS[DECISION_REQUEST].parameters.get("required", ())
     for index, call in enumerate(calls):
         if call.name != DECISION_REQUEST:
             continue
-        try:
-            args = json.loads(call.arguments or "{}")
-        except ValueError:
+        args, _problem = decode_arguments(call.arguments)
+        if args is None:
             continue
         later_started = index < len(calls) - 1
-        if streaming and not later_started and not (isinstance(args, dict) and all(k in args for k in required)):
+        if streaming and not later_started and not all(k in args for k in required):
             continue
         return call
     return None

@@ -2,10 +2,10 @@
 
 A worker takes any tools honouring the contract: registered ones built with
 :func:`jarvis_core.tools.create_tool`, :class:`~jarvis_core.tools.BaseTool` subclasses, or plain functions
-wrapped by :func:`function_tool`. Every call runs through one :class:`~jarvis_core.tools.ToolExecutor`
-(argument validation against the schema, approval for tools whose policy says ``confirm``, isolation and
-timeout, the output cap, ``TOOL_CALL_START``/``TOOL_CALL_END`` events on the worker's bus with the request
-id as ``run_id``). The worker adds what is its own: the tool-turn budget, the calls-per-turn cap, the
+wrapped by :func:`jarvis_core.tools.function_tool`. Every call runs through one
+:class:`~jarvis_core.tools.ToolExecutor` (argument validation against the schema, approval for tools whose
+policy says ``confirm``, isolation and timeout, the output cap, ``TOOL_CALL_START``/``TOOL_CALL_END`` events
+on the worker's bus with the request id as ``run_id``). The worker adds what is its own: the tool-turn budget, the calls-per-turn cap, the
 control tools (:mod:`.signals`, which never reach the executor), and :class:`~.config.ToolLimits` as caps
 on every tool's policy: a tool may be stricter than ``per_tool_timeout`` and ``output_cap``, never looser.
 """
@@ -13,8 +13,7 @@ on every tool's policy: a tool may be stricter than ``per_tool_timeout`` and ``o
 from __future__ import annotations
 
 import asyncio
-import inspect
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Sequence, Tuple
 
 import attrs
 
@@ -28,46 +27,10 @@ from .record import RequestRecord
 from .signals import DECISION_REQUEST, acknowledgement, is_control_tool, signal_from_call
 from .state import RequestState, ToolTraceEntry
 
-__all__ = ["TraceBus", "capped", "function_tool", "run_calls"]
+__all__ = ["TraceBus", "capped", "run_calls"]
 
 #: The executor's outcome labels as the trace names them (anything else is an ``error``).
 _OUTCOMES = {"ok": "ok", "timeout": "timeout", "cancelled": "canceled", "denied": "denied", "skipped": "skipped"}
-
-
-class _FunctionTool:
-    """A plain function as a jarvis tool (see :func:`function_tool`)."""
-
-    def __init__(self, fn: Callable[..., Any], spec: ToolSpec, policy: ToolPolicy) -> None:
-        self.spec = spec
-        self.policy = policy
-        self._fn = fn
-
-    def run(self, **arguments: Any) -> Any:
-        return self._fn(**arguments)
-
-    def __repr__(self) -> str:
-        return f"<function tool {self.spec.name!r}>"
-
-
-def function_tool(fn: Callable[..., Any], *, name: Optional[str] = None, description: str = "",
-                  parameters: Optional[Mapping[str, Any]] = None, policy: Optional[ToolPolicy] = None) -> Any:
-    """A plain (synchronous) function as a jarvis tool, called with the arguments as keywords. Its return
-    value becomes the tool message (strings as they are, anything else as JSON).
-
-    ``name`` defaults to the function's name, ``description`` to its docstring, ``parameters`` (a JSON
-    schema) to "no arguments", ``policy`` to :class:`~jarvis_core.tools.ToolPolicy`'s defaults.
-
-    >>> weather = function_tool(lambda city: f"sunny in {city}", name="weather", description="The weather.",
-    ...                         parameters={"type": "object", "properties": {"city": {"type": "string"}}})
-    """
-    tool_name = name or getattr(fn, "__name__", "")
-    if not tool_name or not tool_name.replace("_", "").replace("-", "").isalnum():
-        raise ValueError(f"a tool name must be letters, digits, '_' or '-', got {tool_name!r}")
-    if inspect.iscoroutinefunction(fn):
-        raise ValueError(f"tool {tool_name!r}: an async function needs a tool with arun (jarvis_core.tools.BaseTool)")
-    spec = ToolSpec(tool_name, description or (fn.__doc__ or "").strip(),
-                    dict(parameters or {"type": "object", "properties": {}}))
-    return _FunctionTool(fn, spec, policy or ToolPolicy())
 
 
 class _Capped:

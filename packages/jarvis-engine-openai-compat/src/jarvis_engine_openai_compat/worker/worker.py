@@ -58,7 +58,7 @@ class LlamaCppWorker:
 
     :param config: the immutable :class:`WorkerConfig`.
     :param tools: the tools requests may call: jarvis tools (:class:`~jarvis_core.tools.Tool`: registered
-        ones from :func:`~jarvis_core.tools.create_tool`, or :func:`~.tools.function_tool` for a plain
+        ones from :func:`~jarvis_core.tools.create_tool`, or :func:`~jarvis_core.tools.function_tool` for a plain
         function); they run through one :class:`~jarvis_core.tools.ToolExecutor`, their policies capped
         by ``config.tools``. None: only the control tools.
     :param approver: asked before a tool whose policy says ``confirm`` runs (none: such calls are denied).
