@@ -3,11 +3,15 @@ loopback port, over a scripted engine (:class:`jarvis_core.testing.FakeEngine`).
 
 from __future__ import annotations
 
+import asyncio
+import threading
+
 import httpx
 import openai
 import pytest
 
 from jarvis_core import errors as E
+from jarvis_core.engine.base import InferenceEngine
 from jarvis_core.testing import FakeEngine
 from jarvis_core.types import Completion, Role, StreamChunk, ToolCall, Usage
 
@@ -138,6 +142,45 @@ def test_error_after_the_first_byte_is_an_sse_error_event(serve):
     events = raw.text.strip().split("\n\n")
     assert events[-1].startswith("event: error\ndata: {\"error\":")
     assert "[DONE]" not in raw.text and '"finish_reason":"stop"' not in raw.text
+
+
+class _Endless(InferenceEngine):
+    """Streams ``first``, then a dot every 20 ms until its stream is closed (which it records)."""
+
+    engine_id = "endless"
+
+    def __init__(self) -> None:
+        self.closed = threading.Event()
+
+    def generate(self, messages, **kwargs):  # pragma: no cover - streams only
+        raise AssertionError("not called")
+
+    async def stream_full(self, messages, **kwargs):
+        try:
+            yield StreamChunk(content="first")
+            while True:
+                await asyncio.sleep(0.02)
+                yield StreamChunk(content=".")
+        finally:
+            self.closed.set()
+
+    def list_models(self):
+        return ["m"]
+
+    def health(self):
+        return True
+
+
+def test_a_client_that_disconnects_mid_stream_stops_the_engine_stream(serve):
+    engine = _Endless()
+    server = serve(engine)
+    body = {"model": "m", "messages": ASK, "stream": True}
+    with httpx.stream("POST", server.url + "/v1/chat/completions", json=body, timeout=10) as r:
+        for line in r.iter_lines():
+            if "first" in line:
+                break
+    assert engine.closed.wait(10), "the engine's stream was not closed after the client left"
+    assert httpx.get(server.url + "/health").status_code == 200  # the server carries on
 
 
 def test_request_fields_reach_the_engine_unchanged(serve):

@@ -18,12 +18,13 @@ import asyncio
 from typing import Any, AsyncIterator, Dict, List
 
 import anyio.to_thread
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 
 from jarvis_core.errors import UnknownNameError
 from jarvis_core.types import AgentContext, Completion, Role
 from jarvis_server.chat_request import ChatRequest
 from jarvis_server.chat_wire import ChunkWriter, completion_object
+from jarvis_server.event_stream import EventStreamResponse
 from jarvis_server.openai_errors import RequestError, sse_error
 from jarvis_server.state import ServerState
 
@@ -77,7 +78,7 @@ async def agent_completion(state: ServerState, req: ChatRequest, key: str) -> Re
     except Exception as exc:
         return error_response(exc)
     writer = ChunkWriter(req.model, include_usage=req.include_usage)
-    return StreamingResponse(_sse(head, events, writer), media_type="text/event-stream", headers=SSE_HEADERS)
+    return EventStreamResponse(_sse(head, events, writer), headers=SSE_HEADERS)
 
 
 async def _sse(head: List[Any], events: AsyncIterator[Any], writer: ChunkWriter) -> AsyncIterator[bytes]:

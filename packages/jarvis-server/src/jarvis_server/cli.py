@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     from jarvis_core.engine_choice import choose_engine, describe_engine, resolve_model
     from jarvis_core.errors import JarvisError
     from jarvis_server.app import create_app, verify_front_door
-    from jarvis_server.running import uvicorn_config
+    from jarvis_server.running import http_stack, uvicorn_config
     from jarvis_server.security import allowed_hosts_for, check_bind, check_token
 
     _check_port(args.port)
@@ -93,8 +93,11 @@ def run(args: argparse.Namespace) -> int:
         asyncio.run(verify_front_door(app))
         server = uvicorn.Server(uvicorn_config(app, args.host, args.port))
         auth = "bearer token required" if token else "no token, loopback only"
+        stack = http_stack()
+        if stack != "httptools + uvloop":
+            stack += "; pip install 'jarvis-server[fast]' for httptools and uvloop"
         output.announce(f"serving {describe_engine(choice.key, choice.engine)}, model {model}, on "
-                        f"http://{args.host}:{args.port} ({auth})")
+                        f"http://{args.host}:{args.port} ({auth}; {stack})")
         try:
             server.run()
         except SystemExit as exc:

@@ -16,12 +16,13 @@ from typing import Any, AsyncIterator, Dict, Optional
 
 import anyio.to_thread
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 
 from jarvis_core.errors import StreamError
 from jarvis_core.types import StreamChunk, normalize_finish_reason
 from jarvis_server.chat_request import ChatRequest, parse_chat_request
 from jarvis_server.chat_wire import ChunkWriter, completion_object
+from jarvis_server.event_stream import EventStreamResponse
 from jarvis_server.openai_errors import RequestError, error_for, sse_error
 from jarvis_server.state import ServerState
 
@@ -101,7 +102,7 @@ async def chat_completions(request: Request) -> Response:
     except Exception as exc:
         return error_response(exc)
     writer = ChunkWriter(req.model, include_usage=req.include_usage)
-    return StreamingResponse(_sse(first, chunks, writer), media_type="text/event-stream", headers=SSE_HEADERS)
+    return EventStreamResponse(_sse(first, chunks, writer), headers=SSE_HEADERS)
 
 
 async def _aclose(chunks: Any) -> None:
@@ -135,11 +136,17 @@ async def _sse(first: Optional[StreamChunk], chunks: AsyncIterator[StreamChunk],
         finish: Optional[str] = None
         try:
             chunk = first
+            content = writer.content
             while chunk is not None:
-                buf.extend(_render(chunk, writer))
+                if chunk.reasoning or chunk.tool_calls:
+                    buf.extend(_render(chunk, writer))
+                elif chunk.content:  # most chunks: one content delta
+                    buf.extend(content(chunk.content))
                 ready.set()
-                usage = chunk.usage or usage
-                finish = chunk.finish_reason or finish
+                if chunk.usage is not None:
+                    usage = chunk.usage
+                if chunk.finish_reason:
+                    finish = chunk.finish_reason
                 try:
                     chunk = await chunks.__anext__()
                 except StopAsyncIteration:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import threading
 import time
 from typing import Any, Optional
@@ -11,14 +12,24 @@ import uvicorn
 
 from jarvis_core.errors import JarvisError
 
-__all__ = ["BackgroundServer", "uvicorn_config"]
+__all__ = ["BackgroundServer", "http_stack", "uvicorn_config"]
+
+
+def http_stack() -> str:
+    """Which HTTP parser and event loop uvicorn runs the server on here: ``"httptools + uvloop"`` with the
+    ``[fast]`` extra installed (uvicorn picks both up when they import), else ``"h11 + asyncio"``."""
+    parser = "httptools" if importlib.util.find_spec("httptools") is not None else "h11"
+    loop = "uvloop" if importlib.util.find_spec("uvloop") is not None else "asyncio"
+    return f"{parser} + {loop}"
 
 
 def uvicorn_config(app: Any, host: str, port: int, *, log_level: str = "info") -> uvicorn.Config:
     """The uvicorn settings jarvis uses: lifespan on (startup checks must run), no server header, no
-    access log (requests would otherwise be logged with their paths, which may carry ids)."""
+    access log (requests would otherwise be logged with their paths, which may carry ids), and no
+    ``X-Forwarded-*`` rewriting (the server never uses the client's address, and a header must not be able
+    to change it); the HTTP parser and loop are uvicorn's choice (:func:`http_stack`)."""
     return uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on", server_header=False,
-                          access_log=False, timeout_graceful_shutdown=5)
+                          access_log=False, proxy_headers=False, timeout_graceful_shutdown=5)
 
 
 class BackgroundServer:

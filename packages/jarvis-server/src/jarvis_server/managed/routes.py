@@ -21,9 +21,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping
 
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from jarvis_server.event_stream import EventStreamResponse
 from jarvis_server.managed.runner import events_as_sse
 from jarvis_server.managed.store import agent_json, message_json, run_json
 from jarvis_server.openai_errors import RequestError
@@ -181,8 +182,7 @@ def managed_routes(service: ManagedAgents) -> List[BaseRoute]:
         task = await service.launch(row, run_id=run_id, input=content, delivered=[message["id"]],
                                     before=message["seq"], release=False, stream=True)
         model = str(agent_json(row)["config"].get("model") or service.model)
-        return StreamingResponse(events_as_sse(task, model), media_type="text/event-stream",
-                                 headers={**SSE_HEADERS, "x-jarvis-run-id": run_id})
+        return EventStreamResponse(events_as_sse(task, model), headers={**SSE_HEADERS, "x-jarvis-run-id": run_id})
 
     def guarded(handler: Any) -> Any:
         async def endpoint(request: Request) -> Response:
