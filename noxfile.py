@@ -91,9 +91,10 @@ LITELLM = "litellm[proxy]>=1.40"
 
 
 def install_litellm(session: nox.Session) -> Optional[str]:
-    """LiteLLM's proxy in a venv of its own (kept in nox's cache), so that its many dependencies (uvloop
-    among them, which uvicorn would pick up) do not change what jarvis is measured with. Its executable, or
-    ``None`` with a warning when it does not install here (the benchmark then says it was left out)."""
+    """LiteLLM's proxy in a venv of its own (kept in nox's cache), so that its many dependencies do not
+    change what jarvis is measured with (it runs on uvloop there, as jarvis does with its [fast] extra).
+    Its executable, or ``None`` with a warning when it does not install here (the benchmark then says it
+    was left out)."""
     venv = pathlib.Path(session.cache_dir) / "litellm"
     bindir = venv / ("Scripts" if sys.platform == "win32" else "bin")
     try:
@@ -117,6 +118,8 @@ def bench(session: nox.Session) -> None:
     """
     session.install(*PACKAGES, "-r", "benchmarks/requirements.txt")
     session.install(f"{ROOT / 'packages/jarvis-engine-openai-compat'}[embedded]")
+    # jarvis serve as its README says to install it for speed: httptools and uvloop under uvicorn.
+    session.install(f"{ROOT / 'packages/jarvis-server'}[fast]")
     install_model(session)
     for script in sorted((ROOT / "benchmarks").glob("bench_*.py")):
         if not session.posargs or any(a in script.name for a in session.posargs):

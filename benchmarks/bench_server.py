@@ -10,21 +10,31 @@ process, over the ``openai-compat`` engine pointed at that backend. The same cli
 - LiteLLM's proxy over the same backend, when it can be found (``nox -s bench`` installs it in a venv of
   its own, so its dependencies do not change what jarvis is measured with),
 
-at 1, 16 and 64 concurrent clients:
+at 1, 16 and 64 concurrent clients, the same number of requests and streams at every client count (split
+over the clients), the targets in alternating order from round to round:
 
 - non-streamed: mean latency per request; reported as the added milliseconds and the ratio to the floor;
 - streamed: the aggregate content-chunk rate; reported as the ratio to the floor (goal: >= 0.8x at 64).
 
-Both proxies check a bearer token (the same one; the backend ignores it). LiteLLM runs with its defaults
-apart from the master key and a local model-cost map (no network).
+Ratios are medians of the per-round ratios, with the lowest and highest round beside them. Beside the
+rates, the CPU time per request and per stream of the client (this process) and of the proxy's process
+(Linux): they show where a ratio comes from independently of what else the machine was doing. With one
+client nothing overlaps (the proxy reads, decodes and re-encodes a stream, then the client parses it), so
+that ratio is about client CPU / (client CPU + proxy CPU); with many clients the two run side by side on
+different cores and the ratio depends on a core being free for the proxy.
+
+jarvis runs on the HTTP parser and event loop uvicorn picks in this Python (``httptools + uvloop`` with
+the ``jarvis-server[fast]`` extra, which ``nox -s bench`` installs; ``h11 + asyncio`` without); the report
+says which. Both proxies check a bearer token (the same one; the backend ignores it). LiteLLM runs with its
+defaults apart from the master key and a local model-cost map (no network).
 
 Where LiteLLM is looked for, first found wins: ``$JARVIS_BENCH_LITELLM`` (the ``litellm`` executable, as
 the nox session sets it); a ``litellm`` executable next to this Python; one on ``PATH``; this Python's own
 ``litellm`` package (``python -m litellm.proxy.proxy_cli``). When none is found, or it does not start, the
 report says why.
 
-Run: ``python benchmarks/bench_server.py [--rounds 5] [--requests 20] [--streams 4]`` (requests and
-streams are per client per round).
+Run: ``python benchmarks/bench_server.py [--rounds 5] [--requests 640] [--streams 128]`` (requests and
+streams per target, client count and round, split over the clients).
 """
 
 from __future__ import annotations
@@ -49,6 +59,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_openai_compat import MESSAGES, N_CHUNKS
 from loopback import MODEL, LoopbackServer  # the shared canned backend
 from results import budget, fmt_ratio, table, write_result
+
+from jarvis_server.running import http_stack
 
 CONCURRENCY = (1, 16, 64)
 
@@ -159,13 +171,40 @@ async def _chunk_rate(client: Any, url: str, payload: Dict[str, Any], clients: i
     return total / (time.perf_counter() - t0)
 
 
-async def _run(targets: Dict[str, str], args: argparse.Namespace, token: str) -> Dict[str, Dict[int, Dict[str, List[float]]]]:
+def _proc_cpu(pid: Optional[int]) -> Optional[float]:
+    """CPU seconds (user + system) a process has used so far; ``None`` where ``/proc`` is not there."""
+    if pid is None:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+def _own_cpu() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+#: Per target and client count, lists of per-round values: "latency" (s), "rate" (chunks/s), and the CPU
+#: milliseconds per request or stream of the client ("client_req", "client_stream") and the proxy
+#: ("proxy_req", "proxy_stream"; empty for the floor, or where the proxy's CPU cannot be read).
+Results = Dict[str, Dict[int, Dict[str, List[float]]]]
+KEYS = ("latency", "rate", "client_req", "client_stream", "proxy_req", "proxy_stream")
+
+
+def _split(total: int, clients: int) -> int:
+    return max(1, round(total / clients))
+
+
+async def _run(targets: Dict[str, str], pids: Dict[str, Optional[int]], args: argparse.Namespace, token: str) -> Results:
     import httpx
 
     payload = {"model": MODEL, "messages": MESSAGES, "max_tokens": 256}
     spayload = dict(payload, stream=True)
-    out: Dict[str, Dict[int, Dict[str, List[float]]]] = {
-        name: {c: {"latency": [], "rate": []} for c in CONCURRENCY} for name in targets}
+    out: Results = {name: {c: {k: [] for k in KEYS} for c in CONCURRENCY} for name in targets}
     # Idle connections are dropped before uvicorn's 5 s keep-alive timeout closes them under a request.
     limits = httpx.Limits(max_connections=200, max_keepalive_connections=200, keepalive_expiry=2.0)
     headers = {"authorization": f"Bearer {token}"}
@@ -173,19 +212,32 @@ async def _run(targets: Dict[str, str], args: argparse.Namespace, token: str) ->
         for url in targets.values():  # warm-up: pools, registry, adapters
             await _request(client, url, payload)
             await _stream(client, url, spayload)
-        for _ in range(args.rounds):
+        for r in range(args.rounds):
+            order = list(targets.items())
             for c in CONCURRENCY:
-                for name, url in targets.items():
-                    out[name][c]["latency"].append(await _latency(client, url, payload, c, args.requests))
-                    out[name][c]["rate"].append(await _chunk_rate(client, url, spayload, c, args.streams))
+                nreq, nstream = _split(args.requests, c), _split(args.streams, c)
+                for name, url in order if r % 2 == 0 else order[::-1]:
+                    got = out[name][c]
+                    own0, proxy0 = _own_cpu(), _proc_cpu(pids.get(name))
+                    got["latency"].append(await _latency(client, url, payload, c, nreq))
+                    own1, proxy1 = _own_cpu(), _proc_cpu(pids.get(name))
+                    got["rate"].append(await _chunk_rate(client, url, spayload, c, nstream))
+                    own2, proxy2 = _own_cpu(), _proc_cpu(pids.get(name))
+                    got["client_req"].append((own1 - own0) * 1e3 / (c * nreq))
+                    got["client_stream"].append((own2 - own1) * 1e3 / (c * nstream))
+                    if proxy0 is not None and proxy1 is not None and proxy2 is not None:
+                        got["proxy_req"].append((proxy1 - proxy0) * 1e3 / (c * nreq))
+                        got["proxy_stream"].append((proxy2 - proxy1) * 1e3 / (c * nstream))
     return out
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--requests", type=int, default=20, help="non-streamed requests per client per round")
-    ap.add_argument("--streams", type=int, default=4, help="streams per client per round")
+    ap.add_argument("--requests", type=int, default=640,
+                    help="non-streamed requests per target, client count and round, split over the clients")
+    ap.add_argument("--streams", type=int, default=128,
+                    help="streams per target, client count and round, split over the clients")
     args = ap.parse_args()
 
     ctx = multiprocessing.get_context("spawn")
@@ -200,17 +252,19 @@ def main() -> int:
     log = os.path.join(scratch, "litellm.log")
     litellm_proc, litellm_note = _litellm(backend, litellm_port, token, log)
     targets = {"direct": backend, "jarvis": f"http://127.0.0.1:{jarvis_port}"}
+    pids: Dict[str, Optional[int]] = {"jarvis": jarvis_proc.pid}
     try:
         _wait(targets["jarvis"], "/health")
         if litellm_proc is not None:
             try:
                 _wait(f"http://127.0.0.1:{litellm_port}", "/health/liveliness", timeout=180)
                 targets["litellm"] = f"http://127.0.0.1:{litellm_port}"
+                pids["litellm"] = litellm_proc.pid
             except RuntimeError:
                 code = litellm_proc.poll()
                 litellm_note = (f"{litellm_note} did not answer within 180 s"
                                 f"{'' if code is None else f' (exited with {code})'}; its log ends:\n{_tail(log)}")
-        results = asyncio.run(_run(targets, args, token))
+        results = asyncio.run(_run(targets, pids, args, token))
     finally:
         jarvis_proc.terminate()
         jarvis_proc.join(5)
@@ -220,62 +274,111 @@ def main() -> int:
             litellm_proc.wait(10)
         shutil.rmtree(scratch, ignore_errors=True)
 
-    if "litellm" in targets:
-        print(f"LiteLLM proxy: {litellm_note}")
-    else:
-        print(f"LiteLLM proxy left out: {litellm_note}")
-    med = statistics.median
-    print(f"{args.rounds} rounds, interleaved; {args.requests} requests and {args.streams} streams of {N_CHUNKS} chunks "
-          "per client per round; medians of per-round values")
+    stack = http_stack()
+    print(f"LiteLLM proxy: {litellm_note}" if "litellm" in targets else f"LiteLLM proxy left out: {litellm_note}")
+    print(f"jarvis serve runs on {stack}")
+    print(f"{args.rounds} rounds, interleaved; per target, client count and round {args.requests} requests and "
+          f"{args.streams} streams of {N_CHUNKS} chunks, split over the clients; medians of per-round values "
+          "[lowest..highest round]; CPU in ms per request / per stream")
+    rows = _rows(results, targets)
     for c in CONCURRENCY:
-        floor = results["direct"][c]
         print(f"{c:>2} concurrent clients:")
-        print(f"   direct   {med(floor['latency']) * 1e3:8.2f} ms/request   {med(floor['rate']):9.0f} chunks/s")
-        for name in (n for n in targets if n != "direct"):
-            r = results[name][c]
-            lat = [x / f for x, f in zip(r["latency"], floor["latency"], strict=True)]
-            added = [(x - f) * 1e3 for x, f in zip(r["latency"], floor["latency"], strict=True)]
-            rate = [x / f for x, f in zip(r["rate"], floor["rate"], strict=True)]
-            goal = "   (goal >= 0.80x)" if c == 64 and name == "jarvis" else ""
-            print(f"   {name:<8} {med(r['latency']) * 1e3:8.2f} ms/request (+{med(added):.2f} ms, {med(lat):.2f}x)"
-                  f"   {med(r['rate']):9.0f} chunks/s ({med(rate):.2f}x){goal}")
-    _write(results, targets, args, litellm_note)
+        for row in (r for r in rows if r["clients"] == c):
+            goal = "   (goal >= 0.80x)" if c == 64 and row["name"] == "jarvis" else ""
+            vs = "" if row["name"] == "direct" else (
+                f" (+{row['added_ms']:.2f} ms, {_spread(row, 'latency_ratio')})")
+            rate_vs = "" if row["name"] == "direct" else f" ({_spread(row, 'rate_ratio')}){goal}"
+            print(f"   {row['name']:<8} {row['latency_ms']:8.2f} ms/request{vs}   {row['rate']:9.0f} chunks/s{rate_vs}")
+            print(f"   {'':<8} CPU client {_cpu(row, 'client_req')} / {_cpu(row, 'client_stream')}"
+                  + ("" if row["name"] == "direct" else f", proxy {_cpu(row, 'proxy_req')} / {_cpu(row, 'proxy_stream')}"))
+    _write(rows, targets, args, litellm_note, stack)
     return 0
 
 
-def _write(results: Dict[str, Dict[int, Dict[str, List[float]]]], targets: Dict[str, str], args: argparse.Namespace,
-           litellm_note: str) -> None:
-    """The result for the report (``results.py``): the same figures as the printout."""
-    med = statistics.median
+def _med(xs: List[float]) -> Optional[float]:
+    return statistics.median(xs) if xs else None
+
+
+def _rows(results: Results, targets: Dict[str, str]) -> List[Dict[str, Any]]:
+    """One row per client count and target: medians, per-round ratio spreads, CPU per item."""
     rows = []
-    ratios: Dict[str, Dict[int, Dict[str, float]]] = {}
     for c in CONCURRENCY:
         floor = results["direct"][c]
-        rows.append([f"{c}", "backend directly (floor)", f"{med(floor['latency']) * 1e3:.2f}", "", "1.00\u00d7",
-                     f"{med(floor['rate']) / 1e3:.1f}k", "1.00\u00d7"])
-        for name in (n for n in targets if n != "direct"):
+        for name in targets:
             r = results[name][c]
-            lat = med([x / f for x, f in zip(r["latency"], floor["latency"], strict=True)])
-            added = med([(x - f) * 1e3 for x, f in zip(r["latency"], floor["latency"], strict=True)])
-            rate = med([x / f for x, f in zip(r["rate"], floor["rate"], strict=True)])
-            ratios.setdefault(name, {})[c] = {"latency": lat, "rate": rate, "added_ms": added}
-            label = "jarvis serve" if name == "jarvis" else "LiteLLM proxy (peer)"
-            rows.append([f"{c}", label, f"{med(r['latency']) * 1e3:.2f}", f"+{added:.2f}", fmt_ratio(lat),
-                         f"{med(r['rate']) / 1e3:.1f}k", fmt_ratio(rate)])
-    kept = ratios["jarvis"][64]["rate"] if 64 in CONCURRENCY else None
+            lat = [x / f for x, f in zip(r["latency"], floor["latency"], strict=True)]
+            rate = [x / f for x, f in zip(r["rate"], floor["rate"], strict=True)]
+            added = [(x - f) * 1e3 for x, f in zip(r["latency"], floor["latency"], strict=True)]
+            rows.append({
+                "clients": c, "name": name, "latency_ms": statistics.median(r["latency"]) * 1e3,
+                "rate": statistics.median(r["rate"]), "added_ms": statistics.median(added),
+                "latency_ratio": (statistics.median(lat), min(lat), max(lat)),
+                "rate_ratio": (statistics.median(rate), min(rate), max(rate)),
+                **{k: _med(r[k]) for k in KEYS[2:]},
+            })
+    return rows
+
+
+def _spread(row: Dict[str, Any], key: str) -> str:
+    med, lo, hi = row[key]
+    return f"{med:.2f}x [{lo:.2f}..{hi:.2f}]"
+
+
+def _cpu(row: Dict[str, Any], key: str) -> str:
+    return "?" if row[key] is None else f"{row[key]:.2f}"
+
+
+LABELS = {"direct": "backend directly (floor)", "jarvis": "jarvis serve", "litellm": "LiteLLM proxy (peer)"}
+
+
+def _write(rows: List[Dict[str, Any]], targets: Dict[str, str], args: argparse.Namespace, litellm_note: str,
+           stack: str) -> None:
+    """The result for the report (``results.py``): the same figures as the printout."""
+    cells = []
+    ratios: Dict[str, Dict[int, Dict[str, Any]]] = {}
+    for row in rows:
+        floor = row["name"] == "direct"
+        lat, rate = row["latency_ratio"], row["rate_ratio"]
+        cells.append([
+            str(row["clients"]), LABELS[row["name"]], f"{row['latency_ms']:.2f}",
+            "" if floor else f"+{row['added_ms']:.2f}",
+            "1.00\u00d7" if floor else f"{fmt_ratio(lat[0])} ({lat[1]:.2f}\u2013{lat[2]:.2f})",
+            f"{row['rate'] / 1e3:.1f}k",
+            "1.00\u00d7" if floor else f"{fmt_ratio(rate[0])} ({rate[1]:.2f}\u2013{rate[2]:.2f})",
+            f"{_cpu(row, 'client_req')} / {_cpu(row, 'client_stream')}",
+            "" if floor else f"{_cpu(row, 'proxy_req')} / {_cpu(row, 'proxy_stream')}",
+        ])
+        if not floor:
+            ratios.setdefault(row["name"], {})[row["clients"]] = {
+                "latency": lat[0], "latency_range": list(lat[1:]), "rate": rate[0], "rate_range": list(rate[1:]),
+                "added_ms": row["added_ms"], **{k: row[k] for k in KEYS[2:]}}
+    kept = ratios["jarvis"].get(64)
     write_result(
         "server", "jarvis serve",
-        summary=("`jarvis serve` (uvicorn, the openai-compat engine) in front of a canned backend, against calling "
-                 "the backend directly with the same pooled httpx client, and LiteLLM's proxy over the same backend "
-                 f"when it is installed; {args.rounds} interleaved rounds of {args.requests} requests and "
-                 f"{args.streams} streams of {N_CHUNKS} chunks per concurrent client. LiteLLM: "
+        summary=(f"`jarvis serve` (uvicorn on {stack}, the openai-compat engine) in front of a canned backend, "
+                 "against calling the backend directly with the same pooled httpx client, and LiteLLM's proxy over "
+                 f"the same backend when it is installed; {args.rounds} rounds, targets in alternating order, of "
+                 f"{args.requests} requests and {args.streams} streams of {N_CHUNKS} chunks per target and client "
+                 "count, split over the clients. Ratios are medians of the per-round ratios (lowest\u2013highest "
+                 "round in brackets). LiteLLM: "
                  + (litellm_note if "litellm" in targets else f"left out: {litellm_note}") + "."),
-        tables=[table("Per concurrent client count: mean request latency and aggregate stream chunk rate",
-                      ["clients", "target", "ms/request", "added ms", "latency vs floor", "chunks/s", "rate vs floor"],
-                      rows)],
-        budgets=[budget("jarvis serve chunk rate at 64 concurrent streams / the backend's", fmt_ratio(kept),
-                        ">= 0.80\u00d7", kept >= 0.8)] if kept is not None else [],
-        data={"ratios": ratios},
+        tables=[table(
+            "Per concurrent client count: mean request latency, aggregate stream chunk rate, and CPU per request / "
+            "per stream",
+            ["clients", "target", "ms/request", "added ms", "latency vs floor", "chunks/s", "rate vs floor",
+             "client CPU ms", "proxy CPU ms"],
+            cells,
+            notes=["CPU: milliseconds of CPU time per non-streamed request / per stream of the benchmark's client "
+                   "and of the proxy's process, medians over rounds; they do not depend on what else the machine "
+                   "was running the way the rates do.",
+                   "With one client nothing overlaps: the proxy reads, decodes and re-encodes each stream before the "
+                   "client parses it, so the rate ratio is about client CPU / (client CPU + proxy CPU). With many "
+                   "clients the client and the proxy work side by side on different cores, and the ratio depends "
+                   "on a core being free for the proxy."])],
+        budgets=[budget("jarvis serve chunk rate at 64 concurrent streams / the backend's",
+                        f"{fmt_ratio(kept['rate'])} ({kept['rate_range'][0]:.2f}\u2013{kept['rate_range'][1]:.2f})",
+                        ">= 0.80\u00d7", kept["rate"] >= 0.8)] if kept is not None else [],
+        data={"ratios": ratios, "http_stack": stack},
     )
 
 
