@@ -51,13 +51,15 @@ from typing import (
 
 import attrs
 
+from jarvis_core.sdk_agents import agent_answer, agent_for_request, ask_with_provider, role_of, split_prompt
+
 if TYPE_CHECKING:
     from jarvis_core.config import JarvisConfig
     from jarvis_core.engine.base import InferenceEngine
     from jarvis_core.engine_choice import Announce
     from jarvis_core.events import EventBus
     from jarvis_core.tools.executor import Approver
-    from jarvis_core.types import Message, MessageLike
+    from jarvis_core.types import MessageLike
 
 __all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_SYSTEM_PROMPT", "Connection", "Jarvis"]
 
@@ -276,71 +278,10 @@ class Jarvis:
             convo: List[MessageLike] = [Message.user(prompt)]
         else:
             convo = list(prompt)
-        has_system = any(_role_of(m) == Role.SYSTEM.value for m in convo)
+        has_system = any(role_of(m) == Role.SYSTEM.value for m in convo)
         if system_text and not has_system:
             convo.insert(0, Message.system(system_text))
         return convo
-
-    def _agent(
-        self,
-        agent: Optional[str],
-        tools: Optional[Sequence[str]],
-        *,
-        model: Optional[str] = None,
-        system: Optional[str] = None,
-        temperature: Optional[float] = None,
-        max_tokens: Optional[int] = None,
-        options: Optional[Mapping[str, Any]] = None,
-    ) -> Tuple[Optional[str], Optional[Any]]:
-        """The agent to run (key and instance, built for this request), or ``(None, None)`` to ask the engine.
-
-        Tools are built with :func:`~jarvis_core.tools.create_tool` (their ``[tools.<key>]`` options and the
-        engine, model, jarvis home and bus), the agent with :func:`~jarvis_core.agents.create_agent`; the
-        request's system prompt, temperature and max tokens are the agent's explicit settings, and its other
-        ``options`` are the agent's keyword arguments (its own, such as ``mode``, or engine options, which the
-        agent checks against the engine's allow-list).
-
-        :raises InvalidOptionError: the agent (or, through it, the engine) does not take one of ``options``.
-        """
-        from jarvis_core.errors import UnknownNameError, UsageError
-        from jarvis_core.plugins.registry import get_registry
-
-        registry = get_registry()
-        tool_keys = list(self._tool_keys if tools is None else tools)
-        for k in tool_keys:
-            registry.get("tool", k)  # unknown -> lists the available ones
-        key = agent or self._agent_key
-        if not key and not self._engine_is_borrowed():
-            key = self.config.agent.default
-        if not key:
-            if tool_keys:
-                available = sorted(registry.items("agent"))
-                hint = f"pass --agent NAME (available: {', '.join(available)})" if available else (
-                    "install an agents plugin (pip install jarvis-agents) and pass --agent NAME")
-                raise UsageError(f"tools need an agent to run them; {hint}", argument="--agent")
-            return None, None
-        if key not in registry.items("agent"):
-            raise UnknownNameError("agent", key, list(registry.items("agent")))
-        from jarvis_core.agents.settings import resolve_settings
-        from jarvis_core.config import jarvis_home
-        from jarvis_core.tools.factory import create_tool
-
-        config = None if self._engine_is_borrowed() else self.config
-        engine, engine_key, use_model = self._use(model)
-        tool_objs = [create_tool(k, config=config, registry=registry, engine=engine, model=use_model,
-                                 home=jarvis_home(), bus=self._bus) for k in tool_keys]
-        system_text = self.system_prompt if system is None else system
-        if system is None and system_text == DEFAULT_SYSTEM_PROMPT:
-            # Our neutral default must not beat a prompt from [agents.<key>] or the agent class.
-            cls = registry.load("agent", key)
-            if resolve_settings(cls, getattr(cls, "agent_id", "") or key, {}, config).system_prompt is not None:
-                system_text = None
-        kwargs: Dict[str, Any] = {"system_prompt": system_text or None, "temperature": temperature,
-                                  "max_tokens": max_tokens, "bus": self._bus, "approver": self._approver}
-        if tool_objs:
-            kwargs["tools"] = tool_objs
-        return key, _build_agent(key, engine, engine_key, dict(options or {}), model=use_model,
-                                 config=config, registry=registry, **kwargs)
 
     # -- asking -----------------------------------------------------------------------------------
     def ask(self, prompt: Prompt, **kwargs: Any) -> str:
@@ -384,13 +325,13 @@ class Jarvis:
         from jarvis_core.types import AgentContext
 
         if prompt_provider:
-            return self._ask_with_provider(
-                prompt, prompt_provider, model=model, system=system, agent=agent, tools=tools,
+            return ask_with_provider(
+                self, prompt, prompt_provider, model=model, system=system, agent=agent, tools=tools,
                 node_context=node_context, timezone=timezone, available_commands=available_commands,
                 temperature=temperature, max_tokens=max_tokens, options=options,
             )
-        agent_key, runner = self._agent(agent, tools, model=model, system=system, temperature=temperature,
-                                        max_tokens=max_tokens, options=options)
+        agent_key, runner = agent_for_request(self, agent, tools, model=model, system=system,
+                                              temperature=temperature, max_tokens=max_tokens, options=options)
         engine, engine_key, use_model = self._use(model)
         if runner is None:
             completion = engine.generate(
@@ -398,9 +339,9 @@ class Jarvis:
                 max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens, **options,
             )
             return {**completion.to_dict(), "engine": engine_key}
-        text, history = _split_prompt(prompt)
+        text, history = split_prompt(prompt)
         result = runner.run(text, AgentContext(messages=tuple(history)))
-        return _agent_answer(result, model=use_model, engine=engine_key, agent=agent_key)
+        return agent_answer(result, model=use_model, engine=engine_key, agent=agent_key)
 
     async def ask_stream(
         self,
@@ -435,13 +376,13 @@ class Jarvis:
             # Connecting may probe servers, list models or start one: keep that off the event loop.
             await asyncio.to_thread(self._use, model)
         _agent_key, runner = await asyncio.to_thread(
-            self._agent, agent, tools, model=model, system=system, temperature=temperature, max_tokens=max_tokens,
-            options=options)
+            agent_for_request, self, agent, tools, model=model, system=system, temperature=temperature,
+            max_tokens=max_tokens, options=options)
         if runner is not None:
             from jarvis_core.agents.events import TextDelta
             from jarvis_core.types import AgentContext
 
-            text, history = _split_prompt(prompt)
+            text, history = split_prompt(prompt)
             events = runner.astream(text, AgentContext(messages=tuple(history)))
             try:
                 async for event in events:
@@ -460,74 +401,6 @@ class Jarvis:
             max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens, **options,
         ):
             yield text
-
-    def _ask_with_provider(self, prompt: Prompt, name: str, *, model: Optional[str], system: Optional[str],
-                           agent: Optional[str], tools: Optional[Sequence[Any]], node_context: Any, timezone: Any,
-                           available_commands: Any, temperature: Optional[float], max_tokens: Optional[int],
-                           options: Dict[str, Any]) -> Dict[str, Any]:
-        """One request shaped and read by a prompt provider (see :meth:`ask_full`)."""
-        from jarvis_core.errors import UsageError
-        from jarvis_core.plugins.registry import get_registry
-        from jarvis_core.prompts.lookup import AUTO, choose_provider
-        from jarvis_core.prompts.session import PromptSession
-
-        if system is not None:
-            raise UsageError("the prompt provider builds the system prompt; do not pass one as well", argument="system")
-        engine, engine_key, use_model = self._use(model)
-        is_auto = name.strip().lower() == AUTO
-        user_rules = None if not is_auto or self._engine_is_borrowed() else self.config.model_defaults
-        provider, choice = choose_provider(name, model=use_model, backend=engine_key, user_rules=user_rules)
-        if choice is not None:
-            from jarvis_core.engine_choice import _log_announce
-
-            (self._announce or _log_announce)(choice.describe())
-        registry = get_registry()
-        # Registered tool keys, or tool specs (ToolSpec values, OpenAI dicts) given directly.
-        from jarvis_core.config import jarvis_home
-        from jarvis_core.tools.factory import create_tool
-
-        config = None if self._engine_is_borrowed() else self.config
-        specs = [create_tool(t, config=config, registry=registry, engine=engine, model=use_model,
-                             home=jarvis_home(), bus=self._bus) if isinstance(t, str) else t
-                 for t in (self._tool_keys if tools is None else tools)]
-        session = PromptSession(provider, specs, node_context, timezone, available_commands)
-        agent_key = agent or self._agent_key
-        if agent_key:
-            return self._provider_agent(agent_key, session, prompt, specs, use_model, temperature, max_tokens)
-        from jarvis_core.prompts.direct import ask_direct
-        from jarvis_core.types import to_dict
-
-        answer = ask_direct(session, engine, prompt, model=use_model, temperature=temperature,
-                            max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens, **options)
-        out = {**answer.read.completion.to_dict(), "usage": to_dict(answer.usage), "engine": engine_key,
-               "prompt_provider": provider.name, "jarvis_json": answer.read.reply.to_dict(),
-               "model_calls": answer.model_calls}
-        if answer.tools_loaded:
-            out["tools_loaded"] = list(answer.tools_loaded)
-        return out
-
-    def _provider_agent(self, key: str, session: Any, prompt: Prompt, tools: List[Any], model: str,
-                        temperature: Optional[float], max_tokens: Optional[int]) -> Dict[str, Any]:
-        """Run agent ``key`` with the provider's session; only agents that declare ``accepts_prompt_session``
-        take one (the others build their own prompts, so combining them is an error, not a silent choice).
-        The agent is built like any other (its ``[agents.<key>]`` options, the bus, the approver)."""
-        from jarvis_core.agents.factory import create_agent
-        from jarvis_core.errors import UsageError
-        from jarvis_core.plugins.registry import get_registry
-        from jarvis_core.types import AgentContext
-
-        registry = get_registry()
-        cls = registry.load("agent", key)
-        if not getattr(cls, "accepts_prompt_session", False):
-            raise UsageError(f"agent {key!r} builds its own prompts and takes no prompt provider; drop "
-                             "--prompt-provider, or use --agent prompt_driven (jarvis_core.prompts.PromptDrivenAgent)")
-        runner = create_agent(key, self.engine, model=model, config=None if self._engine_is_borrowed() else self.config,
-                              registry=registry, tools=tools, prompt_session=session, bus=self._bus,
-                              approver=self._approver, temperature=temperature, max_tokens=max_tokens)
-        text, history = _split_prompt(prompt)
-        result = runner.run(text, AgentContext(messages=tuple(history)))
-        return {**_agent_answer(result, model=model, engine=self.engine_key, agent=key),
-                "prompt_provider": session.provider.name}
 
     def ask_stream_sync(self, prompt: Prompt, **kwargs: Any) -> Iterator[str]:
         """:meth:`ask_stream` for synchronous code. One private event loop serves every call, so the engine's
@@ -616,61 +489,3 @@ class Jarvis:
     def __repr__(self) -> str:
         engine = self._engine_key or (self._engine_arg if isinstance(self._engine_arg, str) else None)
         return f"<Jarvis engine={engine!r} model={self._model!r}>"
-
-
-def _role_of(message: Any) -> str:
-    role = message.get("role") if isinstance(message, dict) else getattr(message, "role", None)
-    return str(getattr(role, "value", role))
-
-
-def _split_prompt(prompt: Prompt) -> Tuple[str, List[Message]]:
-    """An agent's input: the last user message's text, and the conversation before it."""
-    from jarvis_core.engine.messages import coerce_messages
-
-    if isinstance(prompt, str):
-        return prompt, []
-    convo = coerce_messages(list(prompt))
-    for i in range(len(convo) - 1, -1, -1):
-        if _role_of(convo[i]) == "user":
-            return convo[i].content or "", convo[:i]
-    return "", convo
-
-
-#: What the SDK itself gives an agent; a request option of the same name would be ambiguous.
-_AGENT_ARGUMENTS = frozenset({"system_prompt", "bus", "approver", "config", "registry", "tools", "model", "engine"})
-
-
-def _build_agent(key: str, engine: Any, engine_key: str, options: Dict[str, Any], **kwargs: Any) -> Any:
-    """``create_agent`` with a request's extra ``options`` as keyword arguments; an option neither the agent
-    nor the engine takes is an :class:`~jarvis_core.errors.InvalidOptionError` naming it, never dropped."""
-    from jarvis_core.agents.factory import create_agent
-    from jarvis_core.errors import InvalidOptionError
-
-    clash = sorted(set(options) & _AGENT_ARGUMENTS)
-    if clash:
-        raise InvalidOptionError(engine_key, clash, message=(
-            f"option(s) {', '.join(map(repr, clash))} cannot be passed to agent {key!r} as request options; "
-            "use system= for the system prompt, and Jarvis(...) for the tools, approver and bus"))
-    try:
-        return create_agent(key, engine, **kwargs, **options)
-    except TypeError as exc:
-        if not options:
-            raise
-        raise InvalidOptionError(engine_key, sorted(options), message=(
-            f"agent {key!r} does not take option(s) {', '.join(map(repr, sorted(options)))}: {exc}")) from None
-
-
-def _agent_answer(result: Any, *, model: str, engine: str, agent: Optional[str]) -> Dict[str, Any]:
-    """``ask_full``'s dict for an :class:`~jarvis_core.types.AgentResult`."""
-    from jarvis_core.types import to_dict
-
-    return {
-        "content": result.content,
-        "turns": result.turns,
-        "tool_results": [to_dict(r) for r in result.tool_results],
-        "usage": to_dict(result.usage),
-        "stop_reason": result.stop_reason,
-        "model": model,
-        "engine": engine,
-        "agent": agent,
-    }
