@@ -1,14 +1,16 @@
 """CloudEngine overhead vs a raw pooled httpx client, side by side in one run (docs/contract.md §10).
 
     python benchmarks/bench_cloud.py [--rounds 7] [--requests 200] [--streams 20] [--chunks 200]
+                                     [--stream-chunks 1000]
 
 A minimal keep-alive HTTP/1.1 server speaking Anthropic's ``/v1/messages`` (JSON and SSE) and Gemini's
 ``:generateContent`` / ``:streamGenerateContent`` runs in a child process. Each round runs, in rotated order:
 
 * non-streamed: a raw pooled ``httpx.Client`` posting the body the engine sends and decoding the JSON (the
   floor) vs ``CloudEngine.generate`` (which also builds the provider body and normalizes the answer);
-* streamed (``--chunks`` events per answer): a raw ``httpx.AsyncClient`` line loop with ``json.loads`` per
-  ``data:`` line (the floor) vs ``CloudEngine.stream_full``.
+* streamed (``--stream-chunks`` events per answer): a raw ``httpx.AsyncClient`` line loop with ``json.loads``
+  per ``data:`` line (the floor) vs ``CloudEngine.stream_full``, each timed from the call to the end of the
+  stream.
 
 Reported: per-round ratios to the floor (median, min-max). Budgets: per request ≤ 1.1x; chunk rate ≥ 0.9x.
 The server counts TCP connections, so a client that does not pool shows up.
@@ -60,8 +62,9 @@ def _gemini_bodies(chunks: int) -> Dict[str, bytes]:
     return {"json": json.dumps(whole).encode(), "sse": "".join(lines).encode()}
 
 
-def serve(port_out: Any, chunks: int) -> None:
-    bodies = {"anthropic": _anthropic_bodies(chunks), "gemini": _gemini_bodies(chunks)}
+def serve(port_out: Any, chunks: int, stream_chunks: int) -> None:
+    bodies = {name: {"json": make(chunks)["json"], "sse": make(stream_chunks)["sse"]}
+              for name, make in (("anthropic", _anthropic_bodies), ("gemini", _gemini_bodies))}
     connections = [0]
 
     class Handler(BaseHTTPRequestHandler):
@@ -105,11 +108,12 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--requests", type=int, default=200)
     ap.add_argument("--streams", type=int, default=20)
-    ap.add_argument("--chunks", type=int, default=200)
+    ap.add_argument("--chunks", type=int, default=200, help="words of a non-streamed answer (default 200)")
+    ap.add_argument("--stream-chunks", type=int, default=1000, help="events of a streamed answer (default 1000)")
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve:
-        serve(sys.stdout, args.chunks)
+        serve(sys.stdout, args.chunks, args.stream_chunks)
         return
 
     import httpx
@@ -118,7 +122,8 @@ def main() -> None:
     from jarvis_engine_cloud import anthropic_wire, gemini_wire
     from jarvis_engine_cloud.engine import CloudEngine
 
-    child = subprocess.Popen([sys.executable, __file__, "--serve", "--chunks", str(args.chunks)], stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen([sys.executable, __file__, "--serve", "--chunks", str(args.chunks), "--stream-chunks",
+                              str(args.stream_chunks)], stdout=subprocess.PIPE, text=True)
     try:
         port = int(child.stdout.readline())
         url = f"http://127.0.0.1:{port}"
@@ -151,14 +156,14 @@ def main() -> None:
                             if line.startswith("data:"):
                                 json.loads(line[5:])
                                 count += 1
-                    assert count >= args.chunks
+                    assert count >= args.stream_chunks
                 return (time.perf_counter() - start) / n
 
         async def engine_stream(model: str, n: int) -> float:
             start = time.perf_counter()
             for _ in range(n):
                 chunks = [c async for c in engine.stream_full(messages, model=model)]
-                assert sum(1 for c in chunks if c.content) == args.chunks and chunks[-1].finish_reason == "stop"
+                assert sum(1 for c in chunks if c.content) == args.stream_chunks and chunks[-1].finish_reason == "stop"
             elapsed = (time.perf_counter() - start) / n
             await engine.aclose()
             return elapsed
@@ -189,8 +194,9 @@ def main() -> None:
             "cloud", "Cloud engine (Anthropic, Gemini)",
             summary=(f"`CloudEngine` against a raw pooled httpx client posting the body the engine sends, over a "
                      f"loopback server speaking Anthropic's and Gemini's APIs; {args.rounds} rounds of {args.requests} "
-                     f"requests and {args.streams} streams of {args.chunks} events per provider, the two sides in "
-                     "alternating order; medians of per-round ratios (min-max in brackets)."),
+                     f"requests and {args.streams} streams of {args.stream_chunks} events per provider (a stream timed "
+                     "from the call to its end), the two sides in alternating order; medians of per-round ratios "
+                     "(min-max in brackets)."),
             tables=[table("Ratio to the floor", ["measure", "median", "min-max"],
                           [[name, fmt_ratio(med(v)), f"{min(v):.2f}-{max(v):.2f}"] for name, v in results.items()],
                           notes=[f"TCP connections opened over the whole run: {connections}."])],

@@ -39,6 +39,11 @@ def _env(tmp_path: pathlib.Path, **extra: str) -> Dict[str, str]:
      ":2: invalid value for 'engine.vllm.timeout': timeout must be a number of seconds greater than 0"),
     ('[engine.cloud]\nmax_line_bytes = 0\n',
      ":2: invalid value for 'engine.cloud.max_line_bytes': max_line_bytes must be a whole number >= 1"),
+    ('[engine.ollama]\nmax_connections = 0\n',
+     ":2: invalid value for 'engine.ollama.max_connections': max_connections must be a whole number >= 1"),
+    ('[engine.cloud]\nmax_keepalive_connections = -2\n',
+     ":2: invalid value for 'engine.cloud.max_keepalive_connections': max_keepalive_connections must be a whole "
+     "number >= 0"),
     ('[engine.cloud]\nmax_retries = -1\n',
      ":2: invalid value for 'engine.cloud.max_retries': max_retries must be a whole number >= 0, got -1"),
     ('[engine.embedded]\nslots = 0\n',

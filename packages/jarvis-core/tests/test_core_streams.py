@@ -210,3 +210,26 @@ def test_assembling_a_long_line_or_event_is_linear(shape):
     large = _feed_cost(make, [first] + [piece] * 2048)  # 32 MiB: measured 4.0-4.5x that; quadratic was 15-46x
     assert large / max(small, 1e-3) < 8, f"4x the input cost {large / small:.1f}x the time ({small:.3f}s, {large:.3f}s)"
 
+
+
+# -- NDJSON values -------------------------------------------------------------------------------------
+def test_ndjson_decoder_gives_the_values_of_complete_lines_across_reads():
+    from jarvis_core.engine.streams import NDJSONByteDecoder
+
+    dec = NDJSONByteDecoder()
+    body = '{"a": 1}\n\n  \r\n {"b": "é"} \r\n[1, 2]\n{"c": nu'.encode()
+    out = []
+    for i in range(0, len(body), 3):  # split anywhere, also inside a character and a CRLF
+        out += dec.feed(body[i:i + 3])
+    assert out == [{"a": 1}, {"b": "é"}, [1, 2]]  # blank lines skipped, whitespace around a value allowed
+    assert dec.feed(b"ll}") == []
+    assert dec.flush() == [{"c": None}]  # the last line needs no line ending
+
+
+@pytest.mark.parametrize("line", ['{"a": 1} {"b": 2}', '{"a": 1', "not json", '{"a": 1},'])
+def test_ndjson_decoder_rejects_a_line_that_is_not_one_value(line):
+    from jarvis_core.engine.streams import NDJSONByteDecoder
+
+    dec = NDJSONByteDecoder(engine_id="eng")
+    with pytest.raises(StreamError, match="eng sent malformed JSON"):
+        dec.feed(line.encode() + b"\n")

@@ -218,3 +218,31 @@ def test_tool_result_to_message():
 def test_usage_total_defaults_to_sum_but_can_be_given():
     assert Usage(3, 4).total_tokens == 7
     assert Usage(3, 4, total_tokens=10).total_tokens == 10  # providers that count thinking tokens separately
+
+
+def test_stream_chunk_is_an_immutable_value_with_a_fast_delta():
+    import copy
+    import pickle
+
+    from jarvis_core.types import NO_METADATA
+
+    chunk = StreamChunk("a", tool_calls=[ToolCall("c1", "f")], usage=Usage(1, 2))
+    assert chunk.tool_calls == (ToolCall("c1", "f"),) and chunk.metadata == {} and chunk.finish_reason is None
+    assert StreamChunk.delta("a") == StreamChunk("a") and StreamChunk.delta("a").metadata is NO_METADATA
+    assert StreamChunk.delta(None, "r") == StreamChunk(reasoning="r")
+    with pytest.raises(AttributeError):
+        chunk.content = "b"
+    with pytest.raises(TypeError):
+        NO_METADATA["x"] = 1
+    assert chunk.replace(content="b", finish_reason="stop") == StreamChunk(
+        "b", tool_calls=chunk.tool_calls, finish_reason="stop", usage=Usage(1, 2))
+    with pytest.raises(TypeError):
+        chunk.replace(bogus=1)
+    assert chunk != tuple(chunk) and StreamChunk() != (None, None, (), None, None, {})  # only equal to chunks
+    assert pickle.loads(pickle.dumps(chunk)) == chunk and copy.deepcopy(chunk) == chunk
+    assert repr(StreamChunk("a")) == (
+        "StreamChunk(content='a', reasoning=None, tool_calls=(), finish_reason=None, usage=None, metadata={})")
+    with pytest.raises(cattrs.errors.ClassValidationError):
+        from_dict(StreamChunk, {"content": "a", "bogus": 1})
+    assert to_dict(StreamChunk.delta("a")) == {"content": "a", "reasoning": None, "tool_calls": [],
+                                               "finish_reason": None, "usage": None, "metadata": {}}

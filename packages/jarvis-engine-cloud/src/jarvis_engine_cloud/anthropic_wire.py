@@ -13,10 +13,11 @@ become tool calls; ``prompt_tokens`` counts cached input too (Anthropic's ``inpu
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence
+from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence
 
 from jarvis_core.engine.http_errors import classify_http_error
 from jarvis_core.engine.messages import arguments_object
+from jarvis_core.engine.streams import SSEEvent, loads_payload
 from jarvis_core.errors import EngineError, InvalidOptionValueError, MalformedResponseError, StreamError
 from jarvis_core.types import Completion, MessageLike, Role, StreamChunk, ToolCall, Usage, normalize_finish_reason
 from jarvis_engine_cloud.wire_common import (
@@ -289,19 +290,33 @@ class AnthropicStreamDecoder:
         self._meta: Dict[str, Any] = {"provider": "anthropic"}
         self.done = False
 
-    def feed_sse(self, event: str, data: str) -> List[StreamChunk]:
-        """Take one SSE event (name and raw ``data``); return the deltas it carried."""
-        if event == "ping":
-            return []
-        try:
-            payload = json.loads(data)
-        except ValueError:
-            raise StreamError(f"cloud (anthropic): malformed stream event {data[:200]!r}", engine_id="cloud") from None
-        if not isinstance(payload, Mapping):
-            raise StreamError(f"cloud (anthropic): unexpected stream event {data[:200]!r}", engine_id="cloud")
-        if event == "error" or payload.get("type") == "error":
-            raise stream_error(payload)
-        return self.feed(payload)
+    def feed_events(self, events: Iterable[SSEEvent]) -> List[StreamChunk]:
+        """Take the SSE events of one network read; return the deltas they carried."""
+        out: List[StreamChunk] = []
+        delta = StreamChunk.delta
+        for event in events:
+            name = event.event
+            if name == "ping":
+                continue
+            try:
+                payload = loads_payload(event.data)
+            except StreamError:
+                raise StreamError(f"cloud (anthropic): malformed stream event {event.data[:200]!r}",
+                                  engine_id="cloud") from None
+            if type(payload) is dict and payload.get("type") == "content_block_delta" and name != "error":
+                # The usual event, a text delta: one chunk, nothing to remember.
+                body = payload.get("delta")
+                text = body.get("text") if type(body) is dict and body.get("type") == "text_delta" else None
+                if type(text) is str:
+                    if text:
+                        out.append(delta(text))
+                    continue
+            elif not isinstance(payload, Mapping):
+                raise StreamError(f"cloud (anthropic): unexpected stream event {event.data[:200]!r}", engine_id="cloud")
+            if name == "error" or payload.get("type") == "error":
+                raise stream_error(payload)
+            out += self.feed(payload)
+        return out
 
     def feed(self, payload: Mapping[str, Any]) -> List[StreamChunk]:
         """Take one decoded event payload."""
@@ -345,11 +360,11 @@ class AnthropicStreamDecoder:
         dtype = delta.get("type")
         if dtype == "text_delta":
             text = str(delta.get("text") or "")
-            return [StreamChunk(content=text)] if text else []
+            return [StreamChunk.delta(text)] if text else []
         if dtype == "thinking_delta":
             text = str(delta.get("thinking") or "")
             block.thinking.append(text)
-            return [StreamChunk(reasoning=text)] if text else []
+            return [StreamChunk.delta(None, text)] if text else []
         if dtype == "input_json_delta":
             block.parts.append(str(delta.get("partial_json") or ""))
         elif dtype == "signature_delta":

@@ -50,6 +50,8 @@ class CloudEngine(InferenceEngine):
     :param anthropic_version: the ``anthropic-version`` header.
     :param openai_max_tokens_field: ``max_completion_tokens`` or ``max_tokens``; by default the former for
         api.openai.com and the latter for any other base URL.
+    :param max_connections: / :param max_keepalive_connections: each provider's connection limits (default
+        100, and as many kept alive; see :mod:`jarvis_core.engine.pool`).
     :param environ: where to read the variables (default ``os.environ``).
     :param transport: / :param async_transport: httpx transports for tests.
     :param sleep: / :param async_sleep: how to wait between retries (tests inject recorders).
@@ -81,6 +83,8 @@ class CloudEngine(InferenceEngine):
         deadline: Optional[float] = None,
         max_output_bytes: Optional[int] = None,
         max_line_bytes: Optional[int] = None,
+        max_connections: Optional[int] = None,
+        max_keepalive_connections: Optional[int] = None,
     ) -> None:
         self._settings: Dict[str, ProviderSettings] = {
             OPENAI: resolve_settings(OPENAI, api_key=openai_api_key, base_url=openai_base_url, environ=environ),
@@ -91,8 +95,10 @@ class CloudEngine(InferenceEngine):
             for name, value in (("timeout", timeout), ("connect_timeout", connect_timeout),
                                 ("health_timeout", health_timeout), ("deadline", deadline)):
                 check_seconds(name, value, allow_none=name == "deadline")
-            for name, count in (("max_output_bytes", max_output_bytes), ("max_line_bytes", max_line_bytes)):
+            for name, count in (("max_output_bytes", max_output_bytes), ("max_line_bytes", max_line_bytes),
+                                ("max_connections", max_connections)):
                 check_count(name, count)
+            check_count("max_keepalive_connections", max_keepalive_connections, minimum=0)
         except ValueError as exc:
             raise ConfigError(f"cloud: {exc}", key=str(exc).split(" ", 1)[0]) from None
         self._secrets = tuple(s.key for s in self._settings.values() if s.key)
@@ -107,6 +113,8 @@ class CloudEngine(InferenceEngine):
             "deadline": deadline,
             "max_output_bytes": max_output_bytes,
             "max_line_bytes": max_line_bytes,
+            "max_connections": max_connections,
+            "max_keepalive_connections": max_keepalive_connections,
         }
         self._extra: Dict[str, Dict[str, Any]] = {
             ANTHROPIC: {"anthropic_version": anthropic_version}, OPENAI: {"max_tokens_field": openai_max_tokens_field}}
@@ -186,12 +194,13 @@ class CloudEngine(InferenceEngine):
         with the complete tool calls, the finish reason and the usage."""
         with self.scrubbed():
             client, route, options = self._prepare_call(model, options)
-            stream = client.stream_full(
+            stream = client.stream_batches(
                 messages, model=route.model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options
             )
             try:
-                async for chunk in stream:
-                    yield chunk
+                async for batch in stream:  # one network read's chunks: one async step per chunk, here
+                    for chunk in batch:
+                        yield chunk
             finally:
                 await stream.aclose()
 

@@ -17,10 +17,11 @@ from __future__ import annotations
 import json
 import logging
 import re
-from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from jarvis_core.engine.http_errors import error_from_payload
 from jarvis_core.engine.messages import arguments_object
+from jarvis_core.engine.streams import decode_json
 from jarvis_core.errors import ContentFilterError, InvalidOptionValueError, MalformedResponseError, StreamError
 from jarvis_core.types import Completion, MessageLike, Role, StreamChunk, ToolCall, Usage, new_call_id
 from jarvis_engine_cloud.wire_common import (
@@ -263,6 +264,9 @@ def _blocked(payload: Mapping[str, Any]) -> ContentFilterError:
     )
 
 
+_NO_PARTS: Mapping[str, Any] = {}
+
+
 class _Accumulator:
     """What the parts of one response (or of every chunk of a stream) add up to."""
 
@@ -275,7 +279,7 @@ class _Accumulator:
 
     def take(self, payload: Any) -> Tuple[str, str]:
         """Absorb one GenerateContentResponse; return the (content, reasoning) text it added."""
-        if not isinstance(payload, Mapping):
+        if type(payload) is not dict and not isinstance(payload, Mapping):  # isinstance(Mapping) is slow
             raise StreamError(f"cloud (google): not a GenerateContentResponse: {str(payload)[:200]}", engine_id="cloud")
         if payload.get("usageMetadata"):
             self.raw_usage = payload["usageMetadata"]  # repeated on every chunk: the last one wins
@@ -291,9 +295,14 @@ class _Accumulator:
         candidate = candidates[0]
         if candidate.get("finishReason"):
             self.finish = str(candidate["finishReason"])
+        parts = (candidate.get("content") or _NO_PARTS).get("parts") or ()
+        if type(parts) is list and len(parts) == 1 and type(parts[0]) is dict and len(parts[0]) == 1:
+            text = parts[0].get("text")  # the usual streamed chunk: one plain text part
+            if type(text) is str:
+                return text, ""
         texts: List[str] = []
         thoughts: List[str] = []
-        for part in (candidate.get("content") or {}).get("parts") or ():
+        for part in parts:
             if not isinstance(part, Mapping):
                 continue
             if isinstance(part.get("functionCall"), Mapping):
@@ -370,12 +379,16 @@ class GeminiStreamDecoder:
         self._acc = _Accumulator()
         self._model = model
 
-    def feed(self, payload: Any) -> List[StreamChunk]:
-        """Take one decoded chunk; return its text deltas."""
-        content, reasoning = self._acc.take(payload)
-        if content or reasoning:
-            return [StreamChunk(content=content or None, reasoning=reasoning or None)]
-        return []
+    def feed_all(self, datas: Iterable[str]) -> List[StreamChunk]:
+        """Take the ``data`` texts of one network read (an error payload raises its typed error); return
+        their text deltas."""
+        out: List[StreamChunk] = []
+        take, delta = self._acc.take, StreamChunk.delta
+        for data in datas:
+            content, reasoning = take(decode_json(data, engine_id="cloud"))
+            if content or reasoning:
+                out.append(delta(content or None, reasoning or None))
+        return out
 
     def finish(self) -> List[StreamChunk]:
         """The final chunk: tool calls, finish reason, usage and metadata."""

@@ -6,8 +6,10 @@ one ``httpx.AsyncClient``, created on first use). :class:`ProviderClient` adds:
 - :meth:`post_json` / :meth:`get_json`: one request, retried by the :class:`~.retry.RetryPolicy` on 429
   and 5xx;
 - :meth:`open_sse`: a streamed request as an async iterator of event batches (one per network read);
+- :meth:`stream_batches` (each provider's): the stream as batches of chunks, one per network read, which
+  :meth:`stream_full` and :class:`~.engine.CloudEngine` flatten in one loop (one async step per chunk);
 - :meth:`retrying_stream`: runs a provider's stream and retries it only while nothing has been yielded,
-  so an error status, or an error event before the first token (Anthropic's ``overloaded_error``), is
+  so an error status, or an error event before the first batch (Anthropic's ``overloaded_error``), is
   retried like a failed request, and a stream that already produced output never is;
 - error classification with the provider's own cases, ``Retry-After`` from headers or body, and every
   known key scrubbed from whatever the server said.
@@ -15,7 +17,7 @@ one ``httpx.AsyncClient``, created on first use). :class:`ProviderClient` adds:
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, Callable, ClassVar, Dict, FrozenSet, Mapping, Optional, Sequence
+from typing import Any, AsyncIterator, Callable, ClassVar, Dict, FrozenSet, List, Mapping, Optional, Sequence
 
 import httpx
 
@@ -29,7 +31,7 @@ from jarvis_core.errors import (
     InvalidOptionError,
     StreamError,
 )
-from jarvis_core.types import StreamChunk
+from jarvis_core.types import MessageLike, StreamChunk
 from jarvis_engine_cloud.credentials import URL_VARS, ProviderSettings, Secret
 from jarvis_engine_cloud.retry import RetryPolicy
 
@@ -59,6 +61,8 @@ class ProviderClient(HTTPEngine):
         deadline: Optional[float] = None,
         max_output_bytes: Optional[int] = None,
         max_line_bytes: Optional[int] = None,
+        max_connections: Optional[int] = None,
+        max_keepalive_connections: Optional[int] = None,
     ) -> None:
         self._key = settings.key
         self.settings = settings
@@ -72,6 +76,7 @@ class ProviderClient(HTTPEngine):
             transport=transport,
             async_transport=async_transport,
             deadline=deadline, max_output_bytes=max_output_bytes, max_line_bytes=max_line_bytes,
+            max_connections=max_connections, max_keepalive_connections=max_keepalive_connections,
         )
 
     @property
@@ -165,16 +170,17 @@ class ProviderClient(HTTPEngine):
         )
 
     async def retrying_stream(
-        self, make_stream: Callable[[], AsyncIterator[StreamChunk]], *, model: str
-    ) -> AsyncIterator[StreamChunk]:
-        """Run ``make_stream()``; retry it (with backoff) on a retryable error before its first chunk."""
+        self, make_stream: Callable[[], AsyncIterator[List[StreamChunk]]], *, model: str
+    ) -> AsyncIterator[List[StreamChunk]]:
+        """Run ``make_stream()`` (non-empty batches of chunks, one per network read); retry it (with backoff)
+        on a retryable error before its first batch."""
         attempt = 0
         while True:
             started = False
             try:
-                async for chunk in make_stream():
+                async for batch in make_stream():
                     started = True
-                    yield chunk
+                    yield batch
                 return
             except EngineError as exc:
                 delay = None if started else self.retry.delay_for(exc, attempt)
@@ -185,6 +191,25 @@ class ProviderClient(HTTPEngine):
                 attempt += 1
 
     # -- engine surface -----------------------------------------------------------------------------
+    def stream_batches(
+        self, messages: Sequence[MessageLike], *, model: str, temperature: Optional[float] = None,
+        max_tokens: int = 1024, tools: Optional[Sequence[Any]] = None, **options: Any,
+    ) -> AsyncIterator[List[StreamChunk]]:
+        """The stream as batches of chunks, one per network read (the engines' hot path: one async step
+        per read, not per chunk); retried like a request until its first batch."""
+        raise NotImplementedError
+
+    async def stream_full(
+        self, messages: Sequence[MessageLike], *, model: str, temperature: Optional[float] = None,
+        max_tokens: int = 1024, tools: Optional[Sequence[Any]] = None, **options: Any,
+    ) -> AsyncIterator[StreamChunk]:
+        """Text and reasoning deltas, then one final chunk with the tool calls, finish reason and usage."""
+        batches = self.stream_batches(messages, model=model, temperature=temperature, max_tokens=max_tokens,
+                                      tools=tools, **options)
+        async for batch in batches:
+            for chunk in batch:
+                yield chunk
+
     def models_request(self) -> tuple:
         """``(path, params)`` of the cheapest models-endpoint request (used by :meth:`health`)."""
         raise NotImplementedError

@@ -14,7 +14,7 @@ import attrs
 
 from jarvis_core.engine.messages import coerce_messages
 from jarvis_core.engine.openai_wire import ChatStreamDecoder, build_chat_payload, parse_chat_completion
-from jarvis_core.engine.streams import SSEByteDecoder, decode_json
+from jarvis_core.engine.streams import SSEByteDecoder, loads_payload
 from jarvis_core.errors import AuthenticationError, EngineHTTPError, ModelNotFoundError
 from jarvis_core.types import Completion, MessageLike, StreamChunk
 from jarvis_engine_cloud import anthropic_wire, gemini_wire
@@ -54,28 +54,27 @@ class AnthropicClient(ProviderClient):
         completion = anthropic_wire.parse_message(self.post_json("/v1/messages", body, model=model))
         return completion if completion.model else attrs.evolve(completion, model=model)
 
-    async def stream_full(
+    async def stream_batches(
         self, messages: Sequence[MessageLike], *, model: str, temperature: Optional[float] = None,
         max_tokens: int = 1024, tools: Optional[Sequence[Any]] = None, **options: Any,
-    ) -> AsyncIterator[StreamChunk]:
+    ) -> AsyncIterator[List[StreamChunk]]:
         self.check_options(options)
         body = anthropic_wire.build_payload(
             messages, model=model, max_tokens=max_tokens, temperature=temperature, tools=tools, options=options,
             stream=True,
         )
 
-        async def once() -> AsyncIterator[StreamChunk]:
+        async def once() -> AsyncIterator[List[StreamChunk]]:
             decoder = anthropic_wire.AnthropicStreamDecoder()
             async with self.open_sse("/v1/messages", body, model=model, events=True, max_tokens=max_tokens) as batches:
-                async for batch in batches:
-                    for event in batch:
-                        for chunk in decoder.feed_sse(event.event, event.data):
-                            yield chunk
-            for chunk in decoder.finish():
-                yield chunk
+                async for events in batches:
+                    out = decoder.feed_events(events)
+                    if out:
+                        yield out
+            yield decoder.finish()
 
-        async for chunk in self.retrying_stream(once, model=model):
-            yield chunk
+        async for batch in self.retrying_stream(once, model=model):
+            yield batch
 
     def models_request(self) -> tuple:
         return "/v1/models", {"limit": 1}
@@ -152,28 +151,27 @@ class GeminiClient(ProviderClient):
         payload = self.post_json(self._model_path(model, "generateContent"), body, model=model)
         return gemini_wire.parse_response(payload, model=model)
 
-    async def stream_full(
+    async def stream_batches(
         self, messages: Sequence[MessageLike], *, model: str, temperature: Optional[float] = None,
         max_tokens: int = 1024, tools: Optional[Sequence[Any]] = None, **options: Any,
-    ) -> AsyncIterator[StreamChunk]:
+    ) -> AsyncIterator[List[StreamChunk]]:
         self.check_options(options)
         body = gemini_wire.build_payload(messages, max_tokens=max_tokens, temperature=temperature, tools=tools, options=options)
         path = self._model_path(model, "streamGenerateContent") + "?alt=sse"
 
-        async def once() -> AsyncIterator[StreamChunk]:
+        async def once() -> AsyncIterator[List[StreamChunk]]:
             decoder = gemini_wire.GeminiStreamDecoder(model=model)
             # Gemini sends no [DONE]; some proxies add one.
             sse = SSEByteDecoder(until_done=True)
             async with self.open_sse(path, body, model=model, decoder=sse, max_tokens=max_tokens) as batches:
-                async for batch in batches:
-                    for data in batch:
-                        for chunk in decoder.feed(decode_json(data, engine_id="cloud")):
-                            yield chunk
-            for chunk in decoder.finish():
-                yield chunk
+                async for datas in batches:
+                    out = decoder.feed_all(datas)
+                    if out:
+                        yield out
+            yield decoder.finish()
 
-        async for chunk in self.retrying_stream(once, model=model):
-            yield chunk
+        async for batch in self.retrying_stream(once, model=model):
+            yield batch
 
     def models_request(self) -> tuple:
         return f"{self.api_root}/models", {"pageSize": 1}
@@ -233,26 +231,31 @@ class OpenAIClient(ProviderClient):
             completion, model=completion.model or model, metadata={**completion.metadata, "provider": OPENAI}
         )
 
-    async def stream_full(
+    async def stream_batches(
         self, messages: Sequence[MessageLike], *, model: str, temperature: Optional[float] = None,
         max_tokens: int = 1024, tools: Optional[Sequence[Any]] = None, **options: Any,
-    ) -> AsyncIterator[StreamChunk]:
+    ) -> AsyncIterator[List[StreamChunk]]:
         self.check_options(options)
         body = self._payload(messages, model, temperature, max_tokens, tools, options, True)
 
-        async def once() -> AsyncIterator[StreamChunk]:
+        async def once() -> AsyncIterator[List[StreamChunk]]:
             decoder = ChatStreamDecoder(engine_id="cloud")
+            delta = decoder.delta
             sse = SSEByteDecoder(until_done=True)  # after [DONE] the body is read to its end, ignored
             async with self.open_sse("/chat/completions", body, model=model, decoder=sse, max_tokens=max_tokens) as batches:
-                async for batch in batches:
-                    for data in batch:
-                        for chunk in decoder.feed(decode_json(data, engine_id="cloud")):
-                            yield chunk
-            for chunk in decoder.finish(done=sse.done):
-                yield attrs.evolve(chunk, metadata={**chunk.metadata, "provider": OPENAI, "model": decoder.model or model})
+                async for datas in batches:
+                    out = []
+                    for data in datas:
+                        chunk = delta(loads_payload(data, engine_id="cloud"))  # an error payload raises its error
+                        if chunk is not None:
+                            out.append(chunk)
+                    if out:
+                        yield out
+            yield [chunk.replace(metadata={**chunk.metadata, "provider": OPENAI, "model": decoder.model or model})
+                   for chunk in decoder.finish(done=sse.done)]
 
-        async for chunk in self.retrying_stream(once, model=model):
-            yield chunk
+        async for batch in self.retrying_stream(once, model=model):
+            yield batch
 
     def models_request(self) -> tuple:
         return "/models", None

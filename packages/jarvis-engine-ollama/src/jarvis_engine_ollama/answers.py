@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import json
-from types import MappingProxyType
 from typing import Any, Dict, Mapping, Optional
 
-from jarvis_core.engine.streams import decode_json
+from jarvis_core.engine.http_errors import error_from_payload
 from jarvis_core.errors import StreamError
 
-__all__ = ["NO_METADATA", "answer_metadata", "decode_line", "finish_reason", "incomplete_stream"]
+__all__ = ["answer_metadata", "checked_line", "finish_reason", "incomplete_stream"]
 
-_loads = json.loads
-#: Shared, read-only metadata of the content chunks of a stream (only the final chunk has any).
-NO_METADATA: Mapping[str, Any] = MappingProxyType({})
 _DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
 
 
@@ -25,21 +21,15 @@ def finish_reason(has_calls: bool, done_reason: Optional[str]) -> str:
     return "length" if done_reason == "length" else "stop"
 
 
-def decode_line(line: str) -> Optional[Dict[str, Any]]:
-    """One NDJSON line as a dict; ``None`` for a blank line. Error payloads, malformed JSON and non-objects
-    raise the core's typed errors (:func:`~jarvis_core.engine.streams.decode_json` decides)."""
-    try:
-        obj = _loads(line)
-    except ValueError:
-        if not line or line.isspace():
-            return None
-        obj = decode_json(line, engine_id="ollama")  # raises the core's StreamError for malformed JSON
-    if type(obj) is dict and "error" not in obj:
+def checked_line(obj: Any) -> Dict[str, Any]:
+    """A decoded stream line that is not a plain object without an ``error`` member (the engines' loops
+    test that themselves): an error payload raises its typed error, anything but an object
+    :class:`StreamError`; an object whose ``error`` is empty is returned."""
+    if type(obj) is dict and not (obj.get("error") or obj.get("type") == "error" or obj.get("object") == "error"):
         return obj
-    obj = decode_json(line, engine_id="ollama")  # raises for an error payload
-    if type(obj) is not dict:
-        raise StreamError(f"ollama: a stream line is not a JSON object: {line[:200]!r}", engine_id="ollama")
-    return obj
+    if isinstance(obj, dict):
+        raise error_from_payload(obj, engine_id="ollama", in_stream=True)
+    raise StreamError(f"ollama: a stream line is not a JSON object: {json.dumps(obj)[:200]!r}", engine_id="ollama")
 
 
 def incomplete_stream() -> StreamError:

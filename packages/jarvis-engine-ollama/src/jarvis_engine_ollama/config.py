@@ -55,3 +55,8 @@ class OllamaConfig:
     max_output_bytes: Optional[int] = attrs.field(default=None, validator=validator(check_count))
     #: The longest line, stream event or non-streamed body accepted, in bytes (default 16 MiB).
     max_line_bytes: Optional[int] = attrs.field(default=None, validator=validator(check_count))
+    #: Connections to the server at most (default 100): the concurrent requests you run, so a burst of them
+    #: does not queue for connections.
+    max_connections: Optional[int] = attrs.field(default=None, validator=validator(check_count))
+    #: Idle connections kept up to 5 s for the next requests (default: as many as ``max_connections``).
+    max_keepalive_connections: Optional[int] = attrs.field(default=None, validator=validator(check_count, minimum=0))

@@ -18,7 +18,7 @@ import httpx
 from jarvis_core.engine.base import SAMPLING_FIELDS
 from jarvis_core.engine.http import HTTPEngine
 from jarvis_core.engine.http_errors import error_from_payload, error_message_of
-from jarvis_core.engine.streams import LineByteDecoder
+from jarvis_core.engine.streams import NDJSONByteDecoder
 from jarvis_core.errors import (
     BadRequestError,
     EngineError,
@@ -30,13 +30,7 @@ from jarvis_core.errors import (
 )
 from jarvis_core.events import EventBus, default_bus
 from jarvis_core.types import Completion, MessageLike, StreamChunk, Usage
-from jarvis_engine_ollama.answers import (
-    NO_METADATA,
-    answer_metadata,
-    decode_line,
-    finish_reason,
-    incomplete_stream,
-)
+from jarvis_engine_ollama.answers import answer_metadata, checked_line, finish_reason, incomplete_stream
 from jarvis_engine_ollama.host import DEFAULT_HOST, host_from_environment, resolve_host
 from jarvis_engine_ollama.model_info import ModelDetails, RunningModel
 from jarvis_engine_ollama.options import (
@@ -102,6 +96,8 @@ class OllamaEngine(HTTPEngine):
         deadline: Optional[float] = None,
         max_output_bytes: Optional[int] = None,
         max_line_bytes: Optional[int] = None,
+        max_connections: Optional[int] = None,
+        max_keepalive_connections: Optional[int] = None,
     ) -> None:
         given = base_url or host
         url = resolve_host(given, source="host") if given else (host_from_environment() or DEFAULT_HOST)
@@ -115,6 +111,7 @@ class OllamaEngine(HTTPEngine):
             transport=transport,
             async_transport=async_transport,
             deadline=deadline, max_output_bytes=max_output_bytes, max_line_bytes=max_line_bytes,
+            max_connections=max_connections, max_keepalive_connections=max_keepalive_connections,
         )
         checked = check_num_ctx(num_ctx)
         self.num_ctx: Optional[int] = DEFAULT_NUM_CTX if checked is None else (checked or None)
@@ -130,9 +127,9 @@ class OllamaEngine(HTTPEngine):
         return ModelAdapter.for_model(model, self.engine_id, user_rules=self.model_defaults)
 
     def _ndjson(self, req: Any) -> Any:
-        """The streamed chat request: batches of NDJSON lines, one batch per network read."""
+        """The streamed chat request: batches of decoded NDJSON lines, one batch per network read."""
         return self.astream_batches(
-            "POST", _CHAT, LineByteDecoder(), json_body=req.body, model=req.model,
+            "POST", _CHAT, NDJSONByteDecoder(), json_body=req.body, model=req.model,
             headers={"accept": "application/x-ndjson"}, max_tokens=(req.body.get("options") or {}).get("num_predict"),
         )
 
@@ -253,11 +250,13 @@ class OllamaEngine(HTTPEngine):
         seen: set = set()
         calls: List[Any] = []
         final: Optional[Dict[str, Any]] = None
+        delta = StreamChunk.delta
         async with self._ndjson(req) as batches:
             async for batch in batches:
-                for line in batch:
-                    obj = decode_line(line)
-                    if obj is None or final is not None:
+                for obj in batch:
+                    if type(obj) is not dict or "error" in obj:
+                        obj = checked_line(obj)
+                    if final is not None:
                         continue  # after the done line: drain, so the connection goes back to the pool
                     msg = obj.get("message")
                     content = thinking = None
@@ -279,7 +278,7 @@ class OllamaEngine(HTTPEngine):
                             metadata=meta,
                         )
                     elif content is not None or thinking is not None:
-                        chunk = StreamChunk(content, thinking, (), None, None, NO_METADATA)
+                        chunk = delta(content, thinking)
                     else:
                         continue
                     if proc is None:
@@ -316,9 +315,10 @@ class OllamaEngine(HTTPEngine):
         final = None
         async with self._ndjson(req) as batches:
             async for batch in batches:
-                for line in batch:
-                    obj = decode_line(line)
-                    if obj is None or final is not None:
+                for obj in batch:
+                    if type(obj) is not dict or "error" in obj:
+                        obj = checked_line(obj)
+                    if final is not None:
                         continue
                     msg = obj.get("message")
                     if msg:

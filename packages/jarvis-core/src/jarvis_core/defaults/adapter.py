@@ -16,6 +16,7 @@ config > plugin/family defaults > engine defaults (temperature 0.7).
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 import warnings
@@ -39,13 +40,25 @@ _lock = threading.Lock()
 _adapters: OrderedDict[Tuple[Any, ...], ModelAdapter] = OrderedDict()
 
 
+#: id(rules) -> (rules, a copy of them, their key): engines pass the same rules object on every request.
+_rule_keys: Dict[int, Tuple[Any, Any, str]] = {}
+
+
 def _rules_key(user_rules: Any) -> str:
     if not user_rules:
         return ""
+    known = _rule_keys.get(id(user_rules))
+    # Comparing with the copy costs far less than serialising again, and notices rules changed in place.
+    if known is not None and known[0] is user_rules and known[1] == user_rules:
+        return known[2]
     try:
-        return json.dumps(user_rules, sort_keys=True, default=repr)
+        key = json.dumps(user_rules, sort_keys=True, default=repr)
     except (TypeError, ValueError):
-        return repr(user_rules)
+        key = repr(user_rules)
+    if len(_rule_keys) >= 16:
+        _rule_keys.clear()
+    _rule_keys[id(user_rules)] = (user_rules, copy.deepcopy(user_rules), key)
+    return key
 
 
 class ModelAdapter:

@@ -39,6 +39,7 @@ import httpx
 from jarvis_core.engine.base import InferenceEngine
 from jarvis_core.engine.http_errors import classify_http_error, error_from_payload, parse_retry_after, timeout_error
 from jarvis_core.engine.limits import ReplyLimits, check_count, check_seconds
+from jarvis_core.engine.pool import async_transport, pool_limits
 from jarvis_core.engine.redaction import protect_logs
 from jarvis_core.engine.streams import DEFAULT_MAX_LINE, SSEByteDecoder, _TextLines
 from jarvis_core.errors import (
@@ -167,6 +168,10 @@ class HTTPEngine(InferenceEngine):
     :param max_output_bytes: wire bytes of one reply; a stream is also cut once it clearly exceeds the
         ``max_tokens`` it was asked for (see :class:`~jarvis_core.engine.limits.ReplyLimits`).
     :param max_line_bytes: the longest line, SSE event or non-streamed body accepted (16 MiB).
+    :param max_connections: connections to the server at most, per client (default 100): set it to the
+        number of concurrent requests you run, so a burst does not wait for connections.
+    :param max_keepalive_connections: idle connections kept for the next requests, up to 5 s (default: as
+        many as ``max_connections``); see :mod:`jarvis_core.engine.pool`.
     :param transport: / :param async_transport: httpx transports, for tests (``httpx.MockTransport``).
     """
 
@@ -190,6 +195,8 @@ class HTTPEngine(InferenceEngine):
         deadline: Optional[float] = None,
         max_output_bytes: Optional[int] = None,
         max_line_bytes: Optional[int] = None,
+        max_connections: Optional[int] = None,
+        max_keepalive_connections: Optional[int] = None,
     ) -> None:
         url = base_url or host or self.default_host
         if not url:
@@ -209,6 +216,8 @@ class HTTPEngine(InferenceEngine):
                 max_output_bytes=check_count("max_output_bytes", max_output_bytes),
                 max_line=check_count("max_line_bytes", max_line_bytes) or DEFAULT_MAX_LINE,
             )
+            #: The pools' connection limits (``httpx.Limits``).
+            self.pool_limits = pool_limits(max_connections, max_keepalive_connections)
         except ValueError as exc:
             raise ConfigError(f"{self.engine_id}: {exc}", key=str(exc).split(" ", 1)[0]) from None
         protect_logs(self.secret_values())
@@ -237,6 +246,7 @@ class HTTPEngine(InferenceEngine):
                 timeout=self._timeout(),
                 headers={**self._extra_headers, **self.auth_headers()},
                 transport=self._transport,
+                limits=self.pool_limits,
             )
         return self._client
 
@@ -254,7 +264,7 @@ class HTTPEngine(InferenceEngine):
                 verify=shared_ssl_context(),
                 timeout=self._timeout(),
                 headers={**self._extra_headers, **self.auth_headers()},
-                transport=self._async_transport,
+                transport=self._async_transport or async_transport(self.pool_limits, shared_ssl_context()),
             )
             self._aclient_loop = loop
         return self._aclient

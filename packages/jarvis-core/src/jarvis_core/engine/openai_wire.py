@@ -203,7 +203,7 @@ class ChatStreamDecoder:
             self._note(chunk, choice)  # the first chunk, the finish chunk (llama.cpp timings ride on it) or usage
         if type(delta) is dict and len(delta) == 1 and "content" in delta:  # the usual text-only delta
             content = delta["content"]
-            return StreamChunk(content) if content else None
+            return StreamChunk.delta(content) if content else None
         return self._rich_delta(delta)
 
     def text(self, chunk: Any) -> Optional[str]:
@@ -262,7 +262,7 @@ class ChatStreamDecoder:
         content = delta.get("content")
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
         if content or reasoning:
-            return StreamChunk(content or None, reasoning or None)
+            return StreamChunk.delta(content or None, reasoning or None)
         return None
 
     def _add_calls(self, fragments: Any) -> None:

@@ -1,11 +1,11 @@
 """Robust decoders for Server-Sent Events and newline-delimited JSON.
 
 The engines read whole network chunks (:meth:`~jarvis_core.engine.http.HTTPEngine.astream_batches`) and
-decode them with :class:`SSEByteDecoder` or :class:`LineByteDecoder`; each payload then goes through
-:func:`loads_payload` or :func:`decode_json`. They cope with CRLF, SSE comments and keep-alive pings,
-``data:`` without a space, multi-line ``data`` fields, ``event:`` names, ``[DONE]``, blank and whitespace
-lines, and JSON error payloads in the middle of a stream, which become typed errors instead of being
-mistaken for data.
+decode them with :class:`SSEByteDecoder`, :class:`NDJSONByteDecoder` or :class:`LineByteDecoder`; each SSE
+payload then goes through :func:`loads_payload` or :func:`decode_json`. They cope with CRLF, SSE comments and
+keep-alive pings, ``data:`` without a space, multi-line ``data`` fields, ``event:`` names, ``[DONE]``, blank
+and whitespace lines, and JSON error payloads in the middle of a stream, which become typed errors instead of
+being mistaken for data.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from jarvis_core.errors import LimitExceededError, StreamError
 __all__ = [
     "DEFAULT_MAX_LINE",
     "LineByteDecoder",
+    "NDJSONByteDecoder",
     "SSEByteDecoder",
     "SSEEvent",
     "decode_json",
@@ -45,12 +46,8 @@ def decode_json(text: str, *, engine_id: str = "") -> Any:
     An error payload is an object with a non-empty ``error`` member (OpenAI, vLLM, llama.cpp, Ollama),
     with ``type == "error"`` (Anthropic) or with ``object == "error"`` (older vLLM's flat form).
     """
-    try:
-        obj = json.loads(text)
-    except ValueError:
-        raise StreamError(f"{engine_id or 'engine'} sent malformed JSON in its stream: {text[:200]!r}",
-                          engine_id=engine_id) from None
-    if isinstance(obj, dict) and (obj.get("error") or obj.get("type") == "error" or obj.get("object") == "error"):
+    obj = loads_payload(text, engine_id=engine_id)
+    if type(obj) is dict and (obj.get("error") or obj.get("type") == "error" or obj.get("object") == "error"):
         from jarvis_core.engine.http_errors import error_from_payload
 
         raise error_from_payload(obj, engine_id=engine_id, in_stream=True)
@@ -167,6 +164,41 @@ class LineByteDecoder(_TextLines):
         lines = self._lines(b"", True)
         rest = self._take_pending()
         return [*lines, rest] if rest else lines
+
+
+class NDJSONByteDecoder(LineByteDecoder):
+    """Raw body bytes → the JSON values of complete lines, for NDJSON streams (Ollama); blank lines are
+    skipped and a line that is not one JSON value raises :class:`StreamError`.
+
+    Each line goes to json's C scanner directly, within the loop over one network read's lines, so a line
+    costs the scan and not the calls around ``json.loads``; a line with whitespace around its value goes
+    through :func:`loads_payload`. Error payloads are values like any other: the engine looks for them.
+    """
+
+    __slots__ = ()
+
+    def feed(self, data: bytes, final: bool = False) -> List[Any]:
+        """Take the next bytes of the body; return the values of the lines they completed."""
+        return self._values(self._lines(data, final))
+
+    def flush(self) -> List[Any]:
+        """At the end of the body: the value of the last line, even without its line ending."""
+        return self._values(super().flush())
+
+    def _values(self, lines: List[str]) -> List[Any]:
+        out = []
+        scan = _scan_once
+        for line in lines:
+            try:
+                value, end = scan(line, 0)
+                if end == len(line):
+                    out.append(value)
+                    continue
+            except (StopIteration, ValueError):  # StopIteration: no value at 0 (blank, or whitespace first)
+                pass
+            if line and not line.isspace():
+                out.append(loads_payload(line, engine_id=self.engine_id))
+        return out
 
 
 class SSEByteDecoder(_TextLines):

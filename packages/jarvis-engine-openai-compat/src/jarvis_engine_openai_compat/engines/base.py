@@ -49,6 +49,8 @@ __all__ = ["COMMON_OPTIONS", "LOCAL_OPTIONS", "LOCAL_SAMPLING", "OPENAI_SAMPLING
 #: implementation is :mod:`jarvis_core.tools.json_mode`); ``auto`` lets the engine decide (llama.cpp asks
 #: the server's ``/props``; elsewhere it means ``native``).
 TOOL_MODES = ("auto", "native", "json_schema")
+#: The ``adapter.derived`` key of an engine class's wire form of a model's default sampling values.
+_DEFAULT_SAMPLING = "openai-compat default sampling"
 
 #: The core's sampling fields (:data:`~jarvis_core.engine.base.SAMPLING_FIELDS`) that OpenAI's own API takes:
 #: what backend defaults may fill on any OpenAI-compatible server.
@@ -130,11 +132,14 @@ class OpenAICompatEngine(HTTPEngine):
         deadline: Optional[float] = None,
         max_output_bytes: Optional[int] = None,
         max_line_bytes: Optional[int] = None,
+        max_connections: Optional[int] = None,
+        max_keepalive_connections: Optional[int] = None,
     ) -> None:
         super().__init__(
             host=host, base_url=base_url, api_key=api_key, timeout=timeout, connect_timeout=connect_timeout,
             health_timeout=health_timeout, headers=headers, transport=transport, async_transport=async_transport,
             deadline=deadline, max_output_bytes=max_output_bytes, max_line_bytes=max_line_bytes,
+            max_connections=max_connections, max_keepalive_connections=max_keepalive_connections,
         )
         mode = tool_mode or self.default_tool_mode
         if mode not in TOOL_MODES:
@@ -185,6 +190,19 @@ class OpenAICompatEngine(HTTPEngine):
         """Async twin of :meth:`_auto_mode`."""
         return self._auto_mode()
 
+    def _wire_sampling(self, adapter: Any, explicit: Dict[str, Any]) -> Dict[str, Any]:
+        """The sampling fields sent for ``explicit`` values (``None``: unset) over the model's defaults."""
+        wire: Dict[str, Any] = {}
+        for key, value in adapter.sampling(explicit).items():
+            if value is None or (key not in self.default_sampling and explicit.get(key) is None):
+                continue  # a family default this server cannot take
+            if key == "top_k" and value <= 0:
+                if self.top_k_disabled is None:
+                    continue
+                value = self.top_k_disabled
+            wire[self.option_renames.get(key, key)] = value
+        return wire
+
     def _build(self, messages: Sequence[MessageLike], model: str, temperature: Optional[float],
                max_tokens: Optional[int], tools: Optional[Sequence[ToolLike]], options: Dict[str, Any],
                mode: str, stream: bool) -> _Call:
@@ -201,16 +219,10 @@ class OpenAICompatEngine(HTTPEngine):
                 explicit[key] = value
             elif key != "tool_mode":
                 extra[key] = value
-        sampled = adapter.sampling(explicit)
-        wire: Dict[str, Any] = {}
-        for key, value in sampled.items():
-            if value is None or (key not in self.default_sampling and explicit.get(key) is None):
-                continue  # a family default this server cannot take
-            if key == "top_k" and value <= 0:
-                if self.top_k_disabled is None:
-                    continue
-                value = self.top_k_disabled
-            wire[self.option_renames.get(key, key)] = value
+        if any(value is not None for value in explicit.values()):
+            wire = self._wire_sampling(adapter, explicit)
+        else:  # the common call: the model's defaults, worked out once per model and engine class
+            wire = dict(adapter.derived((_DEFAULT_SAMPLING, type(self)), lambda a: self._wire_sampling(a, {"temperature": None})))
         temp = wire.pop("temperature", None)
         wire_messages: Any = messages
         if wire_tools and mode == "json_schema":
@@ -427,8 +439,8 @@ class OpenAICompatEngine(HTTPEngine):
                 meta["parser_diagnostics"] = [action.problem]
             finish = "tool_calls" if action.tool_calls else last.finish_reason
             out = [StreamChunk(content=action.content)] if action.content else []
-            return [*out, attrs.evolve(last, tool_calls=action.tool_calls, finish_reason=finish, metadata=meta)]
-        last = attrs.evolve(last, metadata=meta) if meta != last.metadata else last
+            return [*out, last.replace(tool_calls=action.tool_calls, finish_reason=finish, metadata=meta)]
+        last = last.replace(metadata=meta) if meta != last.metadata else last
         if proc is None:
             return [*final[:-1], last]
         return [*(c for chunk in [*final[:-1], last] for c in proc.feed(chunk)), *proc.finish()]

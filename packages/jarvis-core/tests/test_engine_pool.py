@@ -1,0 +1,126 @@
+"""Connection limits of the engines' pools (``max_connections`` / ``max_keepalive_connections``) and the
+fair async pool, over the loopback ReplayServer: concurrent streams that each hold their connection."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import List
+
+import pytest
+
+from jarvis_core.engine.http import HTTPEngine
+from jarvis_core.engine.pool import DEFAULT_MAX_CONNECTIONS, FairConnectionPool, pool_limits
+from jarvis_core.engine.streams import NDJSONByteDecoder
+from jarvis_core.errors import ConfigError
+from jarvis_core.testing import Exchange, ReplayServer
+
+LINES = [{"n": 1}, {"n": 2}, {"n": 3}]
+
+
+class Mini(HTTPEngine):
+    engine_id = "mini-engine"
+
+    def generate(self, messages, **kw):
+        raise NotImplementedError
+
+    def list_models(self) -> List[str]:
+        return []
+
+
+async def read_stream(engine: HTTPEngine) -> list:
+    out: list = []
+    async with engine.astream_batches("POST", "/s", NDJSONByteDecoder(), json_body={}) as batches:
+        async for batch in batches:
+            out += batch
+    return out
+
+
+def held_stream(hold: threading.Event, times: int) -> Exchange:
+    """An NDJSON stream that stops after its first line until ``hold`` is set: the stream keeps its
+    connection for as long as the test wants, as a model server's stream does while it generates."""
+    return Exchange(path="/s", ndjson=LINES, hold=hold, hold_after=1, times=times)
+
+
+async def burst(engine: HTTPEngine, server: ReplayServer, hold: threading.Event, n: int, busy: int) -> list:
+    """``n`` concurrent streams; ``hold`` is set once ``busy`` connections are open at the same time."""
+    tasks = [asyncio.ensure_future(read_stream(engine)) for _ in range(n)]
+    loop = asyncio.get_running_loop()
+    opened = await loop.run_in_executor(None, lambda: server.wait_until(lambda s: s.open_connections >= busy, 20))
+    hold.set()
+    results = await asyncio.wait_for(asyncio.gather(*tasks), 30)
+    assert opened, f"only {server.open_connections} connections were open at once, expected {busy}"
+    return results
+
+
+def test_limits_default_and_validation():
+    limits = pool_limits()
+    assert limits.max_connections == DEFAULT_MAX_CONNECTIONS
+    assert limits.max_keepalive_connections == DEFAULT_MAX_CONNECTIONS  # httpx keeps only 20
+    assert pool_limits(300).max_keepalive_connections == 300
+    assert pool_limits(10, 50).max_keepalive_connections == 10  # never more than may be open
+    assert pool_limits(10, 0).max_keepalive_connections == 0
+    for bad in ({"max_connections": 0}, {"max_connections": "8"}, {"max_keepalive_connections": -1},
+                {"max_connections": True}):
+        with pytest.raises(ValueError):
+            pool_limits(**bad)
+        with pytest.raises(ConfigError) as info:
+            Mini(host="http://127.0.0.1:9", **bad)
+        assert info.value.key == next(iter(bad))
+
+
+def test_the_async_client_runs_on_the_fair_pool_with_the_limits():
+    engine = Mini(host="http://127.0.0.1:9", max_connections=7, max_keepalive_connections=3)
+    assert engine.client._transport._pool._max_connections == 7  # the sync pool gets the limits too
+
+    async def main():
+        pool = engine.aclient._transport._pool
+        assert isinstance(pool, FairConnectionPool)  # would fail if httpcore's internals changed
+        assert (pool._max_connections, pool._max_keepalive_connections) == (7, 3)
+        await engine.aclose()
+
+    asyncio.run(main())
+    engine.close()
+
+
+def test_a_burst_of_held_streams_keeps_its_connections_for_the_next_burst():
+    first, second = threading.Event(), threading.Event()
+    n = 30
+    with ReplayServer([held_stream(first, n), held_stream(second, n)]) as server:
+        engine = Mini(host=server.url, max_connections=n)
+
+        async def main():
+            assert await burst(engine, server, first, n, n) == [LINES] * n
+            assert server.connection_count == n
+            # httpx's own pool keeps 20 alive and would open 10 again here.
+            assert await burst(engine, server, second, n, n) == [LINES] * n
+            assert server.connection_count == n
+            await engine.aclose()
+
+        asyncio.run(main())
+
+
+def test_more_streams_than_connections_wait_for_one_and_all_finish():
+    hold = threading.Event()
+    with ReplayServer([held_stream(hold, None)]) as server:
+        engine = Mini(host=server.url, max_connections=8)
+
+        async def main():
+            assert await burst(engine, server, hold, 40, 8) == [LINES] * 40
+            await engine.aclose()
+
+        asyncio.run(main())
+        assert server.connection_count <= 8
+
+
+def test_no_keepalive_closes_connections_after_use():
+    with ReplayServer([Exchange(path="/s", ndjson=LINES)]) as server:
+        engine = Mini(host=server.url, max_keepalive_connections=0)
+
+        async def main():
+            for _ in range(3):
+                assert await read_stream(engine) == LINES
+            await engine.aclose()
+
+        asyncio.run(main())
+        assert server.connection_count == 3
