@@ -520,3 +520,52 @@ def test_openhands_extra_matches_the_setup_command():
     tomllib = pytest.importorskip("tomllib")
     project = tomllib.loads((PACKAGE_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert tuple(project["optional-dependencies"]["openhands"]) == OPENHANDS_PACKAGES
+
+
+# -- hosts pick no engine for a runtime with a model of its own ----------------------------------------------
+
+
+def test_jarvis_ask_runs_claude_code_without_any_engine(claude_bin, capsys):
+    # Only jarvis-agents is installed here: any attempt to pick an engine would fail ("no engine").
+    scenario(claude_bin, "ok")
+    assert jarvis("ask", "--agent", "claude_code", "--json", "what is six times seven") == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["content"], out["engine"], out["model"], out["agent"]) == ("The answer is 42.", None, "sonnet",
+                                                                          "claude_code")
+    argv = recorded(claude_bin)["argv"]
+    assert argv[argv.index("--model") + 1] == "sonnet"  # the class default
+
+
+def test_the_model_comes_from_the_request_then_the_agents_table(claude_bin, tmp_path, monkeypatch, capsys):
+    scenario(claude_bin, "ok")
+    config = tmp_path / "config.toml"
+    config.write_text('[agents.claude_code]\nmodel = "opus"\n', encoding="utf-8")
+    monkeypatch.setenv("JARVIS_CONFIG", str(config))
+    assert jarvis("ask", "--agent", "claude_code", "hello") == 0
+    assert capsys.readouterr().out.strip() == "The answer is 42."
+    argv = recorded(claude_bin)["argv"]
+    assert argv[argv.index("--model") + 1] == "opus"
+    assert jarvis("ask", "--agent", "claude_code", "--model", "haiku", "hello") == 0
+    argv = recorded(claude_bin)["argv"]
+    assert argv[argv.index("--model") + 1] == "haiku"
+
+
+def test_openhands_without_a_model_says_where_to_set_one(tmp_path, capsys):
+    assert jarvis("ask", "--agent", "openhands", "hello") == 2
+    err = capsys.readouterr().err
+    assert "agent 'openhands' runs a model of its own and none is set" in err
+    assert "--model" in err and "[agents.openhands]" in err
+
+
+def test_the_sdk_streams_from_claude_code_without_an_engine(claude_bin):
+    from jarvis_core.sdk import Jarvis
+
+    scenario(claude_bin, "ok")
+    with installed_registry(jarvis_agents.plugin):
+        j = Jarvis(agent="claude_code")
+        try:
+            assert "".join(j.ask_stream_sync("q", model="haiku")) == "The answer is 42."
+            assert j.ask_full("q")["engine"] is None
+            assert j._engine is None  # nothing was picked, probed or started
+        finally:
+            j.close()

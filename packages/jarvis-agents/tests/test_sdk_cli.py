@@ -77,6 +77,27 @@ def test_the_default_system_prompt_does_not_beat_the_agents_config(tmp_path):
     assert engine.calls[0].messages[0].content == "Answer in French."
 
 
+def test_the_agents_table_names_its_model_and_an_explicit_model_beats_it(tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text('[agents.simple]\nmodel = "big-model"\n', encoding="utf-8")
+    engine = FakeEngine(["one", "two", "three"], allowed_options=OPTIONS)
+    with installed_registry(jarvis_agents.plugin):
+        out = Jarvis(str(config), engine=engine, agent="simple").ask_full("hi")
+        assert out["model"] == "big-model"
+        assert Jarvis(str(config), engine=engine, model="m", agent="simple").ask_full("hi")["model"] == "m"
+        assert Jarvis(str(config), engine=engine, agent="simple").ask_full("hi", model="r")["model"] == "r"
+    assert [c.model for c in engine.calls] == ["big-model", "m", "r"]
+
+
+def test_a_model_in_the_agents_table_must_be_a_model_id(tmp_path):
+    from jarvis_core.errors import ConfigError
+
+    config = tmp_path / "config.toml"
+    config.write_text("[agents.simple]\nmodel = 5\n", encoding="utf-8")
+    with installed_registry(jarvis_agents.plugin), pytest.raises(ConfigError, match=r"\[agents.simple\] model"):
+        Jarvis(str(config), engine=FakeEngine(["x"]), agent="simple").ask("hi")
+
+
 def fake_engine_plugin(items):
     """A plugin registering engine ``fake``, whose instances replay ``items``; ``.made`` lists them."""
 

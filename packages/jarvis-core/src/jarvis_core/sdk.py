@@ -132,6 +132,7 @@ class Jarvis:
         if isinstance(engine, InferenceEngine):  # nothing to pick: known at once, no side effect
             self._engine, self._engine_key = self._observed(engine), engine.engine_id or type(engine).__name__
         self._model = model
+        self._model_given = model  # what the caller chose, as opposed to what connect() resolved
         self._host = host
         self._agent_key = agent
         self._tool_keys = list(tools or ())
@@ -332,8 +333,8 @@ class Jarvis:
             )
         agent_key, runner = agent_for_request(self, agent, tools, model=model, system=system,
                                               temperature=temperature, max_tokens=max_tokens, options=options)
-        engine, engine_key, use_model = self._use(model)
         if runner is None:
+            engine, engine_key, use_model = self._use(model)
             completion = engine.generate(
                 self.messages(prompt, system=system), model=use_model, temperature=temperature,
                 max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens, **options,
@@ -341,7 +342,9 @@ class Jarvis:
             return {**completion.to_dict(), "engine": engine_key}
         text, history = split_prompt(prompt)
         result = runner.run(text, AgentContext(messages=tuple(history)))
-        return agent_answer(result, model=use_model, engine=engine_key, agent=agent_key)
+        used_engine = self._use(model)[1] if getattr(runner, "uses_engine", True) else None
+        return agent_answer(result, model=getattr(runner, "model", None) or self._use(model)[2], engine=used_engine,
+                            agent=agent_key)
 
     async def ask_stream(
         self,
@@ -372,12 +375,13 @@ class Jarvis:
             if full["content"]:
                 yield full["content"]
             return
-        if self._engine is None or (self._model is None and not model):
-            # Connecting may probe servers, list models or start one: keep that off the event loop.
-            await asyncio.to_thread(self._use, model)
+        # Connecting may probe servers, list models or start one: keep that off the event loop (an agent
+        # with a model of its own connects nowhere).
         _agent_key, runner = await asyncio.to_thread(
             agent_for_request, self, agent, tools, model=model, system=system, temperature=temperature,
             max_tokens=max_tokens, options=options)
+        if runner is None and (self._engine is None or (self._model is None and not model)):
+            await asyncio.to_thread(self._use, model)
         if runner is not None:
             from jarvis_core.agents.events import TextDelta
             from jarvis_core.types import AgentContext

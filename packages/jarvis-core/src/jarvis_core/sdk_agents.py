@@ -14,8 +14,20 @@ if TYPE_CHECKING:
     from jarvis_core.sdk import Jarvis, Prompt
     from jarvis_core.types import Message
 
-__all__ = ["agent_answer", "agent_for_request", "ask_with_provider", "build_agent", "provider_agent", "role_of",
-           "split_prompt"]
+__all__ = ["agent_answer", "agent_for_request", "ask_with_provider", "build_agent", "own_model_agent",
+           "provider_agent", "role_of", "split_prompt"]
+
+
+def own_model_agent(j: Jarvis, agent: Optional[str] = None) -> Optional[str]:
+    """The key of the agent a request would run when that agent runs a model of its own
+    (``uses_engine = False``), else ``None``: the caller then needs no engine for the request."""
+    from jarvis_core.plugins.registry import get_registry
+
+    key = agent or j._agent_key or (None if j._engine_is_borrowed() else j.config.agent.default)
+    registry = get_registry()
+    if not key or key not in registry.items("agent"):
+        return None
+    return None if getattr(registry.load("agent", key), "uses_engine", True) else key
 
 
 def agent_for_request(
@@ -64,13 +76,19 @@ def agent_for_request(
     from jarvis_core.tools.factory import create_tool
 
     config = None if j._engine_is_borrowed() else j.config
-    engine, engine_key, use_model = j._use(model)
+    from jarvis_core.agents.factory import agent_model, configured_model
+
+    cls = registry.load("agent", key)
+    requested = model or j._model_given  # the request's model, else the one the Jarvis object was given
+    if getattr(cls, "uses_engine", True):
+        engine, engine_key, use_model = j._use(requested or configured_model(key, config))
+    else:  # a runtime with its own model: no engine is picked, probed or started for it
+        engine, engine_key, use_model = None, key, agent_model(cls, key, requested, config)
     tool_objs = [create_tool(k, config=config, registry=registry, engine=engine, model=use_model,
                              home=jarvis_home(), bus=j._bus) for k in tool_keys]
     system_text = j.system_prompt if system is None else system
     if system is None and system_text == DEFAULT_SYSTEM_PROMPT:
         # Our neutral default must not beat a prompt from [agents.<key>] or the agent class.
-        cls = registry.load("agent", key)
         if resolve_settings(cls, getattr(cls, "agent_id", "") or key, {}, config).system_prompt is not None:
             system_text = None
     kwargs: Dict[str, Any] = {"system_prompt": system_text or None, "temperature": temperature,
@@ -193,8 +211,9 @@ def build_agent(key: str, engine: Any, engine_key: str, options: Dict[str, Any],
             f"agent {key!r} does not take option(s) {', '.join(map(repr, sorted(options)))}: {exc}")) from None
 
 
-def agent_answer(result: Any, *, model: str, engine: str, agent: Optional[str]) -> Dict[str, Any]:
-    """``ask_full``'s dict for an :class:`~jarvis_core.types.AgentResult`."""
+def agent_answer(result: Any, *, model: str, engine: Optional[str], agent: Optional[str]) -> Dict[str, Any]:
+    """``ask_full``'s dict for an :class:`~jarvis_core.types.AgentResult` (``engine`` is ``None`` for an
+    agent that runs a model of its own)."""
     from jarvis_core.types import to_dict
 
     return {

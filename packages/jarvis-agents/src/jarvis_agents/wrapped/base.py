@@ -81,6 +81,7 @@ class WrappedAgent(BaseAgent):
     """
 
     accepts_tools = False
+    uses_engine = False  # the runtime calls its own model: jarvis picks and starts no engine for it
 
     def __init__(
         self,

@@ -110,6 +110,7 @@ class ClaudeCodeAgent(WrappedAgent):
 
     agent_id = "claude_code"
     default_max_turns = 30
+    default_model = "sonnet"
 
     def __init__(
         self,

@@ -58,6 +58,12 @@ class BaseAgent:
     #: and it appends each run to its session. A host with a database of its own (the server) passes its
     #: stores to such an agent, found by this attribute, without importing the agent's plugin.
     accepts_stores: ClassVar[bool] = False
+    #: ``False`` for an agent that runs a model of its own (a wrapped runtime such as Claude Code): a host
+    #: then picks, probes or starts no engine for it and passes ``engine=None``; the model is the request's
+    #: ``model``, else ``[agents.<key>] model``, else :attr:`default_model`.
+    uses_engine: ClassVar[bool] = True
+    #: The model of an agent that does not use the engine when neither the request nor the config names one.
+    default_model: ClassVar[Optional[str]] = None
     default_temperature: ClassVar[Optional[float]] = None
     default_max_tokens: ClassVar[Optional[int]] = None
     default_max_turns: ClassVar[Optional[int]] = None

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from jarvis_core.config.schema import JarvisConfig
     from jarvis_core.plugins.registry import Registry
 
-__all__ = ["create_agent"]
+__all__ = ["agent_model", "configured_model", "create_agent"]
 
 
 def create_agent(
@@ -41,7 +41,9 @@ def create_agent(
     cls = reg.load()
     if not callable(cls):
         raise PluginError(f"agent {key!r} (from distribution {reg.distribution!r}) is not a class or factory")
-    extra = {k: v for k, v in section_of(config, "agents", key).items() if k not in SETTING_NAMES and k not in kwargs}
+    # ``model`` in the table is the caller's to read (configured_model): it becomes model=, never an extra.
+    extra = {k: v for k, v in section_of(config, "agents", key).items()
+             if k not in SETTING_NAMES and k not in kwargs and k != "model"}
     try:
         return cls(engine, model=model, config=config, **extra, **kwargs)
     except InvalidOptionError as exc:
@@ -55,3 +57,29 @@ def create_agent(
             raise ConfigError(f"agent {key!r} rejected an option from [agents.{key}] ({', '.join(extra)}): {exc}",
                               key=f"agents.{key}") from None
         raise
+
+
+def configured_model(key: str, config: Union[JarvisConfig, Mapping[str, Any], None]) -> Optional[str]:
+    """``model`` of the ``[agents.<key>]`` table: the model this agent runs unless a request names one.
+
+    :raises ConfigError: it is not a non-empty string.
+    """
+    value = section_of(config, "agents", key).get("model")
+    if value is not None and (not isinstance(value, str) or not value.strip()):
+        raise ConfigError(f"[agents.{key}] model must be a model id, got {value!r}", key=f"agents.{key}.model")
+    return value
+
+
+def agent_model(cls: Any, key: str, model: Optional[str], config: Union[JarvisConfig, Mapping[str, Any], None]) -> str:
+    """The model of an agent class that does not use the engine (``uses_engine = False``): ``model`` when
+    given, else ``[agents.<key>] model``, else the class's ``default_model``.
+
+    :raises UsageError: none of the three names one (the message says where to set it).
+    """
+    from jarvis_core.errors import UsageError
+
+    chosen = model or configured_model(key, config) or getattr(cls, "default_model", None)
+    if not chosen:
+        raise UsageError(f"agent {key!r} runs a model of its own and none is set: pass --model NAME (model= in "
+                         f"Python) or set model in [agents.{key}]", argument="--model")
+    return str(chosen)

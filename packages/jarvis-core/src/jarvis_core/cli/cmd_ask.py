@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         if provider_options:
             return _ask_with_provider(jarvis, prompt, args, provider_options)
         jarvis.check_names()
-        jarvis.connect()  # pick (and announce) the engine and model before any output
+        connect_first(jarvis)
         if args.json:
             sys.stdout.write(json.dumps(jarvis.ask_full(prompt, **request_options(args)), ensure_ascii=False) + "\n")
             return 0
@@ -125,6 +125,15 @@ def run(args: argparse.Namespace) -> int:
         return 0
     finally:
         close_quietly(jarvis)
+
+
+def connect_first(jarvis: Any) -> None:
+    """Pick (and announce) the engine and model before any output; an agent with a model of its own (a
+    wrapped runtime) needs no engine, so none is probed or started for it."""
+    from jarvis_core.sdk_agents import own_model_agent
+
+    if own_model_agent(jarvis) is None:
+        jarvis.connect()
 
 
 def close_quietly(jarvis: Any) -> None:

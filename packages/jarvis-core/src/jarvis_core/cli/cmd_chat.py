@@ -35,7 +35,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Run the session; the engine is closed (a managed server stopped) on every path."""
     from jarvis_core.cli import output
-    from jarvis_core.cli.cmd_ask import close_quietly, jarvis_from_args, request_options, stream_answer
+    from jarvis_core.cli.cmd_ask import close_quietly, connect_first, jarvis_from_args, request_options, stream_answer
     from jarvis_core.errors import EngineError
     from jarvis_core.types import Message
 
@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     history: List[Message] = []
     try:
         jarvis.check_names()
-        jarvis.connect()  # pick (and announce) the engine and model before the first question
+        connect_first(jarvis)  # the engine and model announced before the first question
         while True:
             line = _read_line(interactive)
             if line is None:
