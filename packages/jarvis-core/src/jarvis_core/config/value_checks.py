@@ -52,7 +52,7 @@ def _error(config: JarvisConfig, key: str, message: str, suggestion: Optional[st
 
 
 def _core_address_check(value: str, source: str) -> None:
-    from jarvis_core.engine.http import normalize_base_url
+    from jarvis_core.engine.transport import normalize_base_url
 
     try:
         normalize_base_url(value)

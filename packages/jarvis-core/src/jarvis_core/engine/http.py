@@ -13,13 +13,9 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
-import functools
 import json
-import re
-import ssl
 import sys
 import time
-import warnings
 from typing import (
     Any,
     AsyncGenerator,
@@ -37,11 +33,12 @@ from typing import (
 import httpx
 
 from jarvis_core.engine.base import InferenceEngine
-from jarvis_core.engine.http_errors import classify_http_error, error_from_payload, parse_retry_after, timeout_error
+from jarvis_core.engine.http_errors import classify_http_error, error_from_payload, parse_retry_after
 from jarvis_core.engine.limits import ReplyLimits, check_count, check_seconds
 from jarvis_core.engine.pool import async_transport, pool_limits
 from jarvis_core.engine.redaction import protect_logs
 from jarvis_core.engine.streams import DEFAULT_MAX_LINE, SSEByteDecoder, _TextLines
+from jarvis_core.engine.transport import json_bytes, normalize_base_url, shared_ssl_context, translate_transport_error
 from jarvis_core.errors import (
     ConfigError,
     EngineConnectionError,
@@ -58,73 +55,6 @@ _GROUP = getattr(builtins, "ExceptionGroup", None) or getattr(sys.modules.get("e
 _GROUPS: tuple = (_GROUP,) if _GROUP is not None else ()
 
 __all__ = ["HTTPEngine", "normalize_base_url", "translate_transport_error"]
-
-
-@functools.lru_cache(maxsize=1)
-def shared_ssl_context() -> ssl.SSLContext:
-    """One verified SSL context for every client of the process.
-
-    httpx builds a new context (loading the CA bundle, ~80 ms) per client otherwise, which made probing N
-    engines cost N times that even when the probes run in parallel.
-    """
-    return httpx.create_ssl_context()
-
-
-def normalize_base_url(url: str, *, default_scheme: str = "http", strip_suffix: str = "") -> str:
-    """``host:port`` → ``http://host:port``; drop a trailing ``/`` and, if given, a suffix such as ``/v1``.
-
-    :raises ConfigError: the address is not a usable http(s) URL (a user mistake, reported as one).
-    """
-    given = url
-    url = url.strip()
-    if "://" not in url:
-        url = f"{default_scheme}://{url}"
-    url = url.rstrip("/")
-    if strip_suffix and url.endswith(strip_suffix):
-        url = url[: -len(strip_suffix)].rstrip("/")
-    if url.count("[") != url.count("]"):
-        raise ConfigError(f"invalid server address {given!r}: unbalanced '[' (an IPv6 address is written "
-                          "http://[::1]:8080)", key="host")
-    try:
-        parsed = httpx.URL(url)
-    except httpx.InvalidURL as exc:
-        raise ConfigError(f"invalid server address {given!r}: {exc}", key="host") from None
-    if parsed.scheme not in ("http", "https") or not parsed.host:
-        raise ConfigError(f"invalid server address {given!r}: expected http(s)://host[:port]", key="host")
-    if parsed.port is not None and not 0 < parsed.port <= 65535:
-        raise ConfigError(f"invalid server address {given!r}: port {parsed.port} is not between 1 and 65535",
-                          key="host")
-    return url
-
-
-#: A UTF-16 surrogate escape of json.dumps that is not half of a valid pair.
-_LONE_SURROGATE = re.compile(r"\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f][0-9a-f]{2})|(?<!\\ud[89ab][0-9a-f]{2})\\ud[c-f][0-9a-f]{2}")
-
-
-def _json_bytes(body: Any) -> bytes:
-    """A request body as strict JSON: NaN and infinities raise ``ValueError``; a lone surrogate (text that
-    was not UTF-8, as the shell passes it on) becomes U+FFFD with a warning, since servers reject it."""
-    text = json.dumps(body, allow_nan=False)
-    if "\\ud" in text:
-        fixed, count = _LONE_SURROGATE.subn(r"\\ufffd", text)
-        if count:
-            warnings.warn(f"the request held {count} character(s) that are not valid Unicode text (bytes that "
-                          "were not UTF-8); each was replaced by U+FFFD", UserWarning, stacklevel=4)
-            text = fixed
-    return text.encode()
-
-
-def translate_transport_error(exc: Exception, *, engine_id: str, url: str) -> EngineError:
-    """The jarvis error for an httpx transport failure (never includes headers or keys)."""
-    if isinstance(exc, httpx.TimeoutException):
-        return timeout_error(exc, engine_id=engine_id, url=url)
-    if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)):
-        return StreamError(f"{engine_id}: the connection to {url} broke off: {exc}", engine_id=engine_id)
-    return EngineConnectionError(
-        f"{engine_id}: cannot reach {url} ({type(exc).__name__}); is the server running? "
-        f"Set its address with --host, the config file, or {engine_id.upper().replace('-', '_')}_HOST",
-        engine_id=engine_id, url=url,
-    )
 
 
 # Failures that, before any response byte, mean "the pooled connection was already closed by the server".
@@ -342,7 +272,7 @@ class HTTPEngine(InferenceEngine):
         if headers:
             hdrs.update(headers)
         try:
-            content = _json_bytes(json_body) if json_body is not None else None
+            content = json_bytes(json_body) if json_body is not None else None
         except ValueError:
             raise ConfigError(
                 f"{self.engine_id}: the request holds a number that is not finite (NaN or infinity); check "
