@@ -343,3 +343,59 @@ def test_a_request_right_after_a_crash_waits_for_the_restarted_server():
     finally:
         engine.close()
     assert not psutil.pid_exists(status.pid) or psutil.Process(status.pid).status() == psutil.STATUS_ZOMBIE
+
+
+def _chat_mid_answer(tmp_path: pathlib.Path, server_url: str) -> subprocess.Popen:
+    """A ``jarvis chat`` that asked one question and printed the first words of an answer that is held."""
+    proc = subprocess.Popen([sys.executable, "-m", "jarvis_core.cli.main", "chat", "--engine", "llamacpp", "--model",
+                             "m", "--host", server_url], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=_env(tmp_path))
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(b"hello\n")
+    proc.stdin.flush()  # stdin stays open: the session would go on reading questions
+    assert proc.stdout.read(5) == b"Hello"
+    return proc
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_sigterm_mid_answer_ends_the_chat_session_not_just_the_answer(tmp_path, signum, code):
+    import threading
+
+    from jarvis_core.testing import Exchange, ReplayServer
+
+    hold = threading.Event()
+    answer = ['data: {"choices":[{"index":0,"delta":{"content":"Hello"},"finish_reason":null}]}',
+              'data: {"choices":[{"index":0,"delta":{"content":" there"},"finish_reason":"stop"}]}', "data: [DONE]"]
+    with ReplayServer([Exchange("POST", "/v1/chat/completions", sse=answer, hold=hold, times=None)]) as server:
+        proc = _chat_mid_answer(tmp_path, server.url)
+        try:
+            proc.send_signal(signum)
+            assert proc.wait(timeout=20) == code
+        finally:
+            hold.set()
+            if proc.poll() is None:
+                proc.kill()
+        assert b"answer interrupted" not in proc.stderr.read()
+
+
+def test_ctrl_c_mid_answer_stops_only_that_answer(tmp_path):
+    import threading
+
+    from jarvis_core.testing import Exchange, ReplayServer
+
+    hold = threading.Event()
+    answer = ['data: {"choices":[{"index":0,"delta":{"content":"Hello"},"finish_reason":null}]}',
+              'data: {"choices":[{"index":0,"delta":{"content":" there"},"finish_reason":"stop"}]}', "data: [DONE]"]
+    with ReplayServer([Exchange("POST", "/v1/chat/completions", sse=answer, hold=hold, times=1),
+                       Exchange("POST", "/v1/chat/completions", sse=answer)]) as server:
+        proc = _chat_mid_answer(tmp_path, server.url)
+        try:
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(b"again\n", timeout=20)
+        finally:
+            hold.set()
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 0
+    assert b"answer interrupted" in err
+    assert out.endswith(b"Hello there\n")  # the session went on and answered the next question

@@ -5,7 +5,8 @@ line. Answers stream to stdout, each ending with a newline. On a terminal a ``>`
 
 Lines starting with ``/`` are commands: ``/reset`` forgets the conversation, ``/exit`` or ``/quit`` ends the
 session (so does end of input). An engine error for one question is reported on one line and the session
-goes on; Ctrl-C while an answer streams stops that answer, Ctrl-C at the prompt ends the session.
+goes on; Ctrl-C while an answer streams stops that answer, Ctrl-C at the prompt ends the session. SIGTERM
+and SIGHUP always end the session (exit 143 / 129), after the same clean-up.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the session; the engine is closed (a managed server stopped) on every path."""
     from jarvis_core.cli import output
     from jarvis_core.cli.cmd_ask import close_quietly, connect_first, jarvis_from_args, request_options, stream_answer
+    from jarvis_core.cli.signals import Terminated
     from jarvis_core.errors import EngineError
     from jarvis_core.types import Message
 
@@ -61,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
             prompt = [question] if args.fresh else [*history, question]
             try:
                 answer = stream_answer(jarvis, prompt, request_options(args))
+            except Terminated:
+                raise  # SIGTERM / SIGHUP end the session (exit 143 / 129), not just the answer
             except KeyboardInterrupt:
                 output.announce("answer interrupted")
                 continue
