@@ -222,8 +222,8 @@ def test_ndjson_decoder_gives_the_values_of_complete_lines_across_reads():
     for i in range(0, len(body), 3):  # split anywhere, also inside a character and a CRLF
         out += dec.feed(body[i:i + 3])
     assert out == [{"a": 1}, {"b": "é"}, [1, 2]]  # blank lines skipped, whitespace around a value allowed
-    assert dec.feed(b"ll}") == []
-    assert dec.flush() == [{"c": None}]  # the last line needs no line ending
+    assert list(dec.feed(b"ll}")) == [] and not dec.feed(b"")
+    assert list(dec.flush()) == [{"c": None}]  # the last line needs no line ending
 
 
 @pytest.mark.parametrize("line", ['{"a": 1} {"b": 2}', '{"a": 1', "not json", '{"a": 1},'])
@@ -231,5 +231,6 @@ def test_ndjson_decoder_rejects_a_line_that_is_not_one_value(line):
     from jarvis_core.engine.streams import NDJSONByteDecoder
 
     dec = NDJSONByteDecoder(engine_id="eng")
+    batch = dec.feed(line.encode() + b"\n")  # decoded as it is iterated
     with pytest.raises(StreamError, match="eng sent malformed JSON"):
-        dec.feed(line.encode() + b"\n")
+        list(batch)

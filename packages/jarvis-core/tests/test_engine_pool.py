@@ -124,3 +124,66 @@ def test_no_keepalive_closes_connections_after_use():
 
         asyncio.run(main())
         assert server.connection_count == 3
+
+
+def test_keepalive_limit_keeps_that_many_connections_for_the_next_burst():
+    first, second = threading.Event(), threading.Event()
+    n, kept = 12, 4
+    with ReplayServer([held_stream(first, n), held_stream(second, n)]) as server:
+        engine = Mini(host=server.url, max_connections=n, max_keepalive_connections=kept)
+
+        async def main():
+            assert await burst(engine, server, first, n, n) == [LINES] * n
+            assert server.connection_count == n
+            pool = engine.aclient._transport._pool
+            assert len(pool.connections) == kept  # the others were closed as they came back
+            assert await burst(engine, server, second, n, n) == [LINES] * n
+            assert server.connection_count == n + (n - kept)
+            await engine.aclose()
+
+        asyncio.run(main())
+
+
+def test_a_waiting_request_that_is_cancelled_leaves_the_pool_usable():
+    hold = threading.Event()
+    with ReplayServer([held_stream(hold, 2), Exchange(path="/s", ndjson=LINES)]) as server:
+        engine = Mini(host=server.url, max_connections=1)
+
+        async def main():
+            holder = asyncio.ensure_future(read_stream(engine))
+            loop = asyncio.get_running_loop()
+            assert await loop.run_in_executor(None, lambda: server.wait_until(lambda s: s.open_connections >= 1, 20))
+            waiter = asyncio.ensure_future(read_stream(engine))  # no connection left: it waits in the pool
+            await asyncio.sleep(0.2)
+            waiter.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await waiter
+            hold.set()
+            assert await asyncio.wait_for(holder, 20) == LINES
+            # The cancelled request is gone from the queue: the next one gets the connection back.
+            assert await asyncio.wait_for(read_stream(engine), 20) == LINES
+            assert server.connection_count == 1
+            await engine.aclose()
+
+        asyncio.run(main())
+
+
+def test_an_expired_idle_connection_is_not_handed_out():
+    import httpx
+
+    from jarvis_core.engine.pool import async_transport
+    from jarvis_core.engine.transport import shared_ssl_context
+
+    with ReplayServer([Exchange(path="/s", ndjson=LINES)]) as server:
+        limits = httpx.Limits(max_connections=4, max_keepalive_connections=4, keepalive_expiry=0.2)
+
+        async def main():
+            async with httpx.AsyncClient(transport=async_transport(limits, shared_ssl_context())) as client:
+                assert (await client.post(server.url + "/s", json={})).status_code == 200
+                assert (await client.post(server.url + "/s", json={})).status_code == 200
+                assert server.connection_count == 1  # reused while fresh
+                await asyncio.sleep(0.4)
+                assert (await client.post(server.url + "/s", json={})).status_code == 200
+                assert server.connection_count == 2  # past its keep-alive: a new one
+
+        asyncio.run(main())

@@ -5,19 +5,23 @@
 bursts, where httpx keeps only 20 (a burst of N streams then opens N - 20 connections again).
 
 :func:`async_transport` builds the async transport of an engine's ``httpx.AsyncClient`` on
-:class:`FairConnectionPool`. httpcore's own pool, on every request start and every response end, asks
-each pooled connection whether its socket is readable (a system call) and hands every queued request the
-*first* idle connection, even one already promised to another request that has not started yet; each of
-those requests then finds it busy and queues again. With hundreds of concurrent streams that is most of
-the client's time (``benchmarks/bench_concurrency.py``). :class:`FairConnectionPool` keeps httpcore's
-connections, limits and keep-alive expiry and changes only how requests are matched to connections.
+:class:`FairConnectionPool`. httpcore's own pool, on every request start and every response end, looks at
+every pooled connection (asking whether its socket is readable, a system call) and every request, and
+hands every queued request the *first* idle connection, even one already promised to another request that
+has not started yet; each of those requests then finds it busy and queues again. A burst of N streams
+thus costs work in N squared: at 256 streams most of the client's time (``benchmarks/bench_concurrency.py``).
+:class:`FairConnectionPool` keeps httpcore's connections, limits and keep-alive expiry and changes only how
+requests are matched to connections: a stack of idle connections and a queue of waiting requests, updated
+from what changed since the last match.
 """
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import ssl
 import time
-from typing import Any, List, Optional
+from typing import Any, Deque, List, Optional
 
 import httpcore
 import httpx
@@ -54,70 +58,147 @@ def pool_limits(max_connections: Optional[int] = None, max_keepalive_connections
     return httpx.Limits(max_connections=most, max_keepalive_connections=keep, keepalive_expiry=KEEPALIVE_EXPIRY)
 
 
-class FairConnectionPool(httpcore.AsyncConnectionPool):
-    """httpcore's async pool with a request-to-connection matching that stays linear under concurrency.
+class _TrackedRequests(List[Any]):
+    """httpcore's list of the pool's requests, noting which were added and removed since the pool last
+    matched requests to connections: what changed, without a look at every request and connection."""
 
-    HTTP/1.1 only (what the engines' clients speak): a connection serves one request at a time, so a
-    connection promised to a request that has not started yet is not offered to another one; idle
-    connections are checked for a server-side close when handed out and in a sweep at most once a second,
-    not on every request; idle connections beyond ``max_keepalive_connections`` are closed (httpcore
-    compares that limit with *all* its connections, so a busy pool keeps none alive).
+    def __init__(self) -> None:
+        super().__init__()
+        self.added: List[Any] = []
+        self.removed: List[Any] = []
+
+    def append(self, item: Any) -> None:
+        super().append(item)
+        self.added.append(item)
+
+    def remove(self, item: Any) -> None:
+        super().remove(item)
+        self.removed.append(item)
+
+
+class FairConnectionPool(httpcore.AsyncConnectionPool):
+    """httpcore's async pool with a request-to-connection matching whose cost does not grow with the
+    streams in flight.
+
+    HTTP/1.1 only (what the engines' clients speak): a connection serves one request at a time. The pool
+    keeps its idle connections on a stack (the most recently used on top) and its waiting requests in a
+    queue. A request that starts takes the top idle connection, checked then for a server-side close, or a
+    new one below ``max_connections``, or waits; a request that ends puts its connection back (closing it
+    beyond ``max_keepalive_connections``: httpcore compares that limit with *all* its connections, so a
+    busy pool keeps none alive) and hands it to the first waiting request. Nothing else is looked at, except
+    in a sweep at most once a second (keep-alive expiry, connections the server closed) and when httpcore
+    retries a request whose connection was lost before it started.
     """
 
-    _swept = 0.0
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._requests: Any = _TrackedRequests()
+        self._idle: List[Any] = []  # unassigned live connections, least recently used first
+        self._waiting: Deque[Any] = collections.deque()  # requests without a connection, oldest first
+        self._swept = time.monotonic()
 
     def _assign_requests_to_connections(self) -> List[Any]:
         closing: List[Any] = []
+        requests = self._requests
+        added, removed = requests.added, requests.removed
         now = time.monotonic()
-        sweep = now - self._swept > _SWEEP_SECONDS
-        if sweep:
+        if (not added and not removed) or now - self._swept > _SWEEP_SECONDS:
+            # A retry (httpcore cleared a request's lost connection), or the periodic sweep: look at all.
+            added.clear()
+            removed.clear()
             self._swept = now
-        promised = {id(r.connection) for r in self._requests if r.connection is not None}
-        kept: List[Any] = []
-        idle = 0
-        for conn in self._connections:
-            if conn.is_closed():
-                continue
-            if id(conn) not in promised and conn.is_idle():
-                if idle >= self._max_keepalive_connections or (sweep and conn.has_expired()):
-                    closing.append(conn)
-                    continue
-                idle += 1
-            kept.append(conn)
-        self._connections = kept
-        queued = [r for r in self._requests if r.is_queued()]
-        if not queued:
-            return closing
-        free = [c for c in kept if id(c) not in promised and c.is_available()]
-        for request in queued:
-            origin = request.request.url.origin
-            conn = self._take_free(free, origin, closing)
-            if conn is None:
-                if len(self._connections) >= self._max_connections:
-                    idle_ones = [c for c in self._connections if c.is_idle() and id(c) not in promised]
-                    if not idle_ones:
-                        continue  # the request waits for a connection to come back
-                    self._connections.remove(idle_ones[0])
-                    closing.append(idle_ones[0])
-                conn = self.create_connection(origin)
-                self._connections.append(conn)
-            promised.add(id(conn))
-            request.assign_to_connection(conn)
+            self._rebuild(closing)
+        else:
+            for request in removed:
+                self._release(request, closing)
+            removed.clear()
+            self._waiting.extend(added)
+            added.clear()
+        self._serve_waiting(closing)
         return closing
 
-    def _take_free(self, free: List[Any], origin: Any, closing: List[Any]) -> Any:
-        # The most recently used connection first: the others go idle and expire together.
-        for i in range(len(free) - 1, -1, -1):
-            conn = free[i]
+    def _release(self, request: Any, closing: List[Any]) -> None:
+        """A request left the pool (its response closed, or it failed): its connection goes back."""
+        conn = request.connection
+        if conn is None:  # it never had one: it was waiting
+            with contextlib.suppress(ValueError):
+                self._waiting.remove(request)
+            return
+        if conn.is_closed():
+            self._drop(conn)
+        elif conn.is_idle():
+            self._idle.append(conn)
+            if len(self._idle) > self._max_keepalive_connections:
+                extra = self._idle.pop(0)
+                self._drop(extra)
+                closing.append(extra)
+        # else it is still busy (a failure before the request was sent): the next sweep looks at it again.
+
+    def _drop(self, conn: Any) -> None:
+        with contextlib.suppress(ValueError):
+            self._connections.remove(conn)
+
+    def _serve_waiting(self, closing: List[Any]) -> None:
+        waiting = self._waiting
+        while waiting:
+            request = waiting[0]
+            if not request.is_queued():  # assigned meanwhile (by a rebuild)
+                waiting.popleft()
+                continue
+            conn = self._take_idle(request.request.url.origin, closing)
+            if conn is None:
+                if len(self._connections) >= self._max_connections:
+                    if not self._idle:
+                        return  # it waits for a connection to come back
+                    other = self._idle.pop(0)  # idle, but for another origin
+                    self._drop(other)
+                    closing.append(other)
+                conn = self.create_connection(request.request.url.origin)
+                self._connections.append(conn)
+            waiting.popleft()
+            request.assign_to_connection(conn)
+
+    def _take_idle(self, origin: Any, closing: List[Any]) -> Any:
+        idle = self._idle
+        for i in range(len(idle) - 1, -1, -1):  # the most recently used first: the others expire together
+            conn = idle[i]
             if not conn.can_handle_request(origin):
                 continue
-            del free[i]
-            if conn.has_expired():  # closed by the server while idle, or past its keep-alive
-                self._connections.remove(conn)
+            del idle[i]
+            if conn.has_expired() or not conn.is_available():  # closed by the server while idle, or too old
+                self._drop(conn)
                 closing.append(conn)
                 continue
             return conn
         return None
+
+    def _rebuild(self, closing: List[Any]) -> None:
+        """Every connection and request looked at: closed and expired connections dropped, the idle stack
+        and the waiting queue made anew (in their previous order where they had one)."""
+        busy = {id(r.connection) for r in self._requests if r.connection is not None}
+        order = {id(c): i for i, c in enumerate(self._idle)}
+        kept: List[Any] = []
+        idle: List[Any] = []
+        for conn in self._connections:
+            if conn.is_closed():
+                continue
+            if id(conn) not in busy and conn.is_idle():
+                if conn.has_expired():
+                    closing.append(conn)
+                    continue
+                idle.append(conn)
+            kept.append(conn)
+        idle.sort(key=lambda c: order.get(id(c), -1))
+        while len(idle) > self._max_keepalive_connections:
+            extra = idle.pop(0)
+            kept.remove(extra)
+            closing.append(extra)
+        self._connections = kept
+        self._idle = idle
+        queued = [r for r in self._requests if r.is_queued()]
+        position = {id(r): i for i, r in enumerate(self._waiting)}
+        queued.sort(key=lambda r: position.get(id(r), len(position)))
+        self._waiting = collections.deque(queued)
 
 
 #: Whether this httpcore has the pool internals :class:`FairConnectionPool` relies on.

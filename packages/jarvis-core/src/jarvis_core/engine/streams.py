@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import codecs
 import json
-from typing import Any, List, Optional, Union
+from typing import Any, Iterator, List, Optional, Union
 
 from jarvis_core.errors import LimitExceededError, StreamError
 
 __all__ = [
     "DEFAULT_MAX_LINE",
     "LineByteDecoder",
+    "NDJSONBatch",
     "NDJSONByteDecoder",
     "SSEByteDecoder",
     "SSEEvent",
@@ -143,6 +144,12 @@ class _TextLines:
                 raise self.too_long()
         return lines
 
+    def _last_lines(self) -> List[str]:
+        """At the end of the body: the lines still to come, the last one even without its line ending."""
+        lines = self._lines(b"", True)
+        rest = self._take_pending()
+        return [*lines, rest] if rest else lines
+
     def _take_pending(self) -> str:
         rest = "".join(self._pending)
         self._pending.clear()
@@ -161,44 +168,60 @@ class LineByteDecoder(_TextLines):
 
     def flush(self) -> List[str]:
         """At the end of the body: the last line, even without its line ending."""
-        lines = self._lines(b"", True)
-        rest = self._take_pending()
-        return [*lines, rest] if rest else lines
+        return self._last_lines()
 
 
-class NDJSONByteDecoder(LineByteDecoder):
-    """Raw body bytes → the JSON values of complete lines, for NDJSON streams (Ollama); blank lines are
-    skipped and a line that is not one JSON value raises :class:`StreamError`.
+class NDJSONBatch:
+    """The complete lines of one network read of an NDJSON body; iterating gives their JSON values, each
+    decoded as it is reached. Blank lines are skipped; a line that is not one JSON value raises
+    :class:`StreamError` when it is reached.
 
-    Each line goes to json's C scanner directly, within the loop over one network read's lines, so a line
-    costs the scan and not the calls around ``json.loads``; a line with whitespace around its value goes
-    through :func:`loads_payload`. Error payloads are values like any other: the engine looks for them.
+    Each line goes to json's C scanner directly, so a line costs the scan and not the calls around
+    ``json.loads``; a line with whitespace around its value goes through :func:`loads_payload`. Decoding
+    as the consumer goes, not the whole read at once, keeps what a stream holds between two awaits to
+    text, which the garbage collector does not track: with hundreds of streams in flight, whole reads of
+    decoded objects kept the collector busy for a fifth of the client's time.
     """
 
-    __slots__ = ()
+    __slots__ = ("engine_id", "lines")
 
-    def feed(self, data: bytes, final: bool = False) -> List[Any]:
-        """Take the next bytes of the body; return the values of the lines they completed."""
-        return self._values(self._lines(data, final))
+    def __init__(self, lines: List[str], engine_id: str = "") -> None:
+        self.lines = lines
+        self.engine_id = engine_id
 
-    def flush(self) -> List[Any]:
-        """At the end of the body: the value of the last line, even without its line ending."""
-        return self._values(super().flush())
+    def __len__(self) -> int:
+        return len(self.lines)
 
-    def _values(self, lines: List[str]) -> List[Any]:
-        out = []
+    def __iter__(self) -> Iterator[Any]:
         scan = _scan_once
-        for line in lines:
+        for line in self.lines:
             try:
                 value, end = scan(line, 0)
                 if end == len(line):
-                    out.append(value)
+                    yield value
                     continue
             except (StopIteration, ValueError):  # StopIteration: no value at 0 (blank, or whitespace first)
                 pass
             if line and not line.isspace():
-                out.append(loads_payload(line, engine_id=self.engine_id))
-        return out
+                yield loads_payload(line, engine_id=self.engine_id)
+
+    def __repr__(self) -> str:
+        return f"<NDJSONBatch of {len(self.lines)} line(s)>"
+
+
+class NDJSONByteDecoder(_TextLines):
+    """Raw body bytes → the complete lines of each read as an :class:`NDJSONBatch`, for NDJSON streams
+    (Ollama): iterate a batch for the lines' JSON values. Error payloads are values like any other: the engine looks for them."""
+
+    __slots__ = ()
+
+    def feed(self, data: bytes, final: bool = False) -> NDJSONBatch:
+        """Take the next bytes of the body; return the lines they completed."""
+        return NDJSONBatch(self._lines(data, final), self.engine_id)
+
+    def flush(self) -> NDJSONBatch:
+        """At the end of the body: the last line, even without its line ending."""
+        return NDJSONBatch(self._last_lines(), self.engine_id)
 
 
 class SSEByteDecoder(_TextLines):
