@@ -13,7 +13,7 @@ from typing import Any, AsyncIterator, Dict, List, Mapping, Optional, Sequence, 
 from jarvis_core.defaults import ModelAdapter
 from jarvis_core.engine.http import HTTPEngine
 from jarvis_core.engine.messages import messages_to_dicts, tools_to_openai
-from jarvis_core.engine.streams import LineByteDecoder, loads_payload
+from jarvis_core.engine.streams import NDJSONByteDecoder
 from jarvis_core.errors import StreamError
 from jarvis_core.types import Completion, MessageLike, StreamChunk, Usage, normalize_finish_reason
 
@@ -74,12 +74,12 @@ class AcmeEngine(HTTPEngine):
                           max_tokens: int = 1024, tools: Any = None, **options: Any) -> AsyncIterator[StreamChunk]:
         adapter, body = self._request(messages, model, temperature, max_tokens, tools, options, stream=True)
         processor = adapter.stream_processor(tools=tools)
-        async with self.astream_batches("POST", PATH, LineByteDecoder(), json_body=body, model=model) as batches:
-            async for lines in batches:  # one batch per network read: the fast path
-                for line in lines:
-                    if not line.strip():
-                        continue
-                    event = loads_payload(line, engine_id=self.engine_id)  # malformed JSON -> StreamError
+        async with self.astream_batches("POST", PATH, NDJSONByteDecoder(), json_body=body, model=model) as batches:
+            async for events in batches:  # one batch per network read: the fast path
+                for event in events:  # each line's JSON value (blank lines skipped; malformed JSON -> StreamError)
+                    if not isinstance(event, dict):
+                        raise StreamError(f"acme: a stream line is not a JSON object: {str(event)[:200]!r}",
+                                          engine_id=self.engine_id)
                     if "error" in event:
                         raise StreamError(f"acme: the server failed mid-answer: {self.redact(event['error'])}",
                                           engine_id=self.engine_id)

@@ -188,7 +188,7 @@ class FairConnectionPool(httpcore.AsyncConnectionPool):
                     continue
                 idle.append(conn)
             kept.append(conn)
-        idle.sort(key=lambda c: order.get(id(c), -1))
+        idle.sort(key=lambda c: order.get(id(c), len(order)))  # just released: the most recently used
         while len(idle) > self._max_keepalive_connections:
             extra = idle.pop(0)
             kept.remove(extra)
