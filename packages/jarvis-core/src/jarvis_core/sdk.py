@@ -51,7 +51,14 @@ from typing import (
 
 import attrs
 
-from jarvis_core.sdk_agents import agent_answer, agent_for_request, ask_with_provider, role_of, split_prompt
+from jarvis_core.sdk_agents import (
+    agent_answer,
+    agent_for_request,
+    ask_with_provider,
+    requested_agent,
+    role_of,
+    split_prompt,
+)
 
 if TYPE_CHECKING:
     from jarvis_core.config import JarvisConfig
@@ -265,7 +272,7 @@ class Jarvis:
         registry = get_registry()
         for key in self._tool_keys:
             registry.get("tool", key)
-        agent = self._agent_key or (None if self._engine_is_borrowed() else self.config.agent.default)
+        agent = requested_agent(self)
         if agent and agent not in registry.items("agent"):
             raise UnknownNameError("agent", agent, list(registry.items("agent")))
 

@@ -15,7 +15,13 @@ if TYPE_CHECKING:
     from jarvis_core.types import Message
 
 __all__ = ["agent_answer", "agent_for_request", "ask_with_provider", "build_agent", "own_model_agent",
-           "provider_agent", "role_of", "split_prompt"]
+           "provider_agent", "requested_agent", "role_of", "split_prompt"]
+
+
+def requested_agent(j: Jarvis, agent: Optional[str] = None) -> Optional[str]:
+    """The key of the agent a request runs: ``agent``, else the ``Jarvis`` object's, else ``[agent]
+    default`` (not with a borrowed engine and no config), else ``None`` (the engine answers)."""
+    return agent or j._agent_key or (None if j._engine_is_borrowed() else j.config.agent.default)
 
 
 def own_model_agent(j: Jarvis, agent: Optional[str] = None) -> Optional[str]:
@@ -23,7 +29,7 @@ def own_model_agent(j: Jarvis, agent: Optional[str] = None) -> Optional[str]:
     (``uses_engine = False``), else ``None``: the caller then needs no engine for the request."""
     from jarvis_core.plugins.registry import get_registry
 
-    key = agent or j._agent_key or (None if j._engine_is_borrowed() else j.config.agent.default)
+    key = requested_agent(j, agent)
     registry = get_registry()
     if not key or key not in registry.items("agent"):
         return None
@@ -58,9 +64,7 @@ def agent_for_request(
     tool_keys = list(j._tool_keys if tools is None else tools)
     for k in tool_keys:
         registry.get("tool", k)  # unknown -> lists the available ones
-    key = agent or j._agent_key
-    if not key and not j._engine_is_borrowed():
-        key = j.config.agent.default
+    key = requested_agent(j, agent)
     if not key:
         if tool_keys:
             available = sorted(registry.items("agent"))
