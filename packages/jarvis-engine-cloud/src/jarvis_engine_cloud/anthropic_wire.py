@@ -17,7 +17,7 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequ
 
 from jarvis_core.engine.http_errors import classify_http_error
 from jarvis_core.engine.messages import arguments_object
-from jarvis_core.engine.streams import SSEEvent, loads_payload
+from jarvis_core.engine.streams import loads_payload
 from jarvis_core.errors import EngineError, InvalidOptionValueError, MalformedResponseError, StreamError
 from jarvis_core.types import Completion, MessageLike, Role, StreamChunk, ToolCall, Usage, normalize_finish_reason
 from jarvis_engine_cloud.wire_common import (
@@ -290,30 +290,35 @@ class AnthropicStreamDecoder:
         self._meta: Dict[str, Any] = {"provider": "anthropic"}
         self.done = False
 
-    def feed_events(self, events: Iterable[SSEEvent]) -> List[StreamChunk]:
-        """Take the SSE events of one network read; return the deltas they carried."""
+    def feed_datas(self, datas: Iterable[str]) -> List[StreamChunk]:
+        """Take the ``data`` texts of one network read's SSE events; return the deltas they carried.
+
+        Every Anthropic event repeats its ``event:`` name as the payload's ``type``, so the names are not
+        read (the SSE decoder builds no event objects): ``ping`` is skipped, an ``error`` payload (or one
+        with an ``error`` member, as proxies send) raises its typed error.
+        """
         out: List[StreamChunk] = []
         delta = StreamChunk.delta
-        for event in events:
-            name = event.event
-            if name == "ping":
-                continue
+        for data in datas:
             try:
-                payload = loads_payload(event.data)
+                payload = loads_payload(data)
             except StreamError:
-                raise StreamError(f"cloud (anthropic): malformed stream event {event.data[:200]!r}",
-                                  engine_id="cloud") from None
-            if type(payload) is dict and payload.get("type") == "content_block_delta" and name != "error":
-                # The usual event, a text delta: one chunk, nothing to remember.
-                body = payload.get("delta")
-                text = body.get("text") if type(body) is dict and body.get("type") == "text_delta" else None
-                if type(text) is str:
-                    if text:
-                        out.append(delta(text))
-                    continue
+                raise StreamError(f"cloud (anthropic): malformed stream event {data[:200]!r}", engine_id="cloud") from None
+            if type(payload) is dict:
+                if payload.get("type") == "content_block_delta":
+                    # The usual event, a text delta: one chunk, nothing to remember.
+                    body = payload.get("delta")
+                    text = body.get("text") if type(body) is dict and body.get("type") == "text_delta" else None
+                    if type(text) is str:
+                        if text:
+                            out.append(delta(text))
+                        continue
             elif not isinstance(payload, Mapping):
-                raise StreamError(f"cloud (anthropic): unexpected stream event {event.data[:200]!r}", engine_id="cloud")
-            if name == "error" or payload.get("type") == "error":
+                raise StreamError(f"cloud (anthropic): unexpected stream event {data[:200]!r}", engine_id="cloud")
+            kind = payload.get("type")
+            if kind == "ping":
+                continue
+            if kind == "error" or payload.get("error"):
                 raise stream_error(payload)
             out += self.feed(payload)
         return out

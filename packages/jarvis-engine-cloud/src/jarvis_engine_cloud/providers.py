@@ -66,9 +66,9 @@ class AnthropicClient(ProviderClient):
 
         async def once() -> AsyncIterator[List[StreamChunk]]:
             decoder = anthropic_wire.AnthropicStreamDecoder()
-            async with self.open_sse("/v1/messages", body, model=model, events=True, max_tokens=max_tokens) as batches:
-                async for events in batches:
-                    out = decoder.feed_events(events)
+            async with self.open_sse("/v1/messages", body, model=model, max_tokens=max_tokens) as batches:
+                async for datas in batches:
+                    out = decoder.feed_datas(datas)
                     if out:
                         yield out
             yield decoder.finish()
