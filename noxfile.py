@@ -38,6 +38,7 @@ def tests(session: nox.Session) -> None:
     """Install every package (non-editable) and the test tools into one venv; run all suites."""
     session.install(*PACKAGES, "-r", "tests/requirements.txt")
     session.install(f"{ROOT / 'packages/jarvis-engine-openai-compat'}[embedded]")
+    session.install(f"{ROOT / 'packages/jarvis-agents'}[cron]")  # the scheduler's cron expressions
     install_model(session)
     session.run(
         "python", "-m", "pytest", *TEST_DIRS, *(session.posargs or ["-q", "-ra"]),
