@@ -379,7 +379,7 @@ class GeminiStreamDecoder:
         self._acc = _Accumulator()
         self._model = model
 
-    def feed_all(self, datas: Iterable[str]) -> List[StreamChunk]:
+    def feed_datas(self, datas: Iterable[str]) -> List[StreamChunk]:
         """Take the ``data`` texts of one network read (an error payload raises its typed error); return
         their text deltas."""
         out: List[StreamChunk] = []

@@ -153,21 +153,35 @@ class ProviderClient(HTTPEngine):
         return self._with_retries(lambda: self._request_once("GET", path, None, "", params), "")
 
     def open_sse(
-        self, path: str, body: Any, *, model: str = "", events: bool = False, decoder: Optional[SSEByteDecoder] = None,
+        self, path: str, body: Any, *, model: str = "", decoder: Optional[SSEByteDecoder] = None,
         max_tokens: Optional[int] = None,
     ) -> Any:
         """POST ``body`` as a streamed request; an async context manager yielding batches of server-sent
-        events, one batch per network read: ``data`` strings, or :class:`SSEEvent` objects with ``events=True``.
-        ``decoder``: one of the caller's own, e.g. ``SSEByteDecoder(until_done=True)`` for an OpenAI-style
-        stream, whose ``done`` then says whether the ``[DONE]`` marker came.
+        events' ``data`` strings, one batch per network read. ``decoder``: one of the caller's own, e.g.
+        ``SSEByteDecoder(until_done=True)`` for an OpenAI-style stream, whose ``done`` then says whether the
+        ``[DONE]`` marker came.
 
         An error status raises its typed error first; a connection that breaks mid-way raises
         :class:`StreamError`; leaving the block closes the response (which cancels the generation).
         """
         return self.astream_batches(
-            "POST", path, decoder or SSEByteDecoder(events=events), json_body=body, model=model or None,
+            "POST", path, decoder or SSEByteDecoder(), json_body=body, model=model or None,
             headers={"accept": "text/event-stream"}, max_tokens=max_tokens,
         )
+
+    async def decoded_stream(
+        self, path: str, body: Any, decoder: Any, *, model: str, max_tokens: Optional[int],
+        sse: Optional[SSEByteDecoder] = None,
+    ) -> AsyncIterator[List[StreamChunk]]:
+        """One streamed request through a provider's stream ``decoder`` (``feed_datas(datas)`` → chunks,
+        ``finish()`` → the final chunks): non-empty batches of chunks, one per network read, then the final
+        batch. ``sse``: the SSE decoder, when the provider needs its own (see :meth:`open_sse`)."""
+        async with self.open_sse(path, body, model=model, decoder=sse, max_tokens=max_tokens) as batches:
+            async for datas in batches:
+                out = decoder.feed_datas(datas)
+                if out:
+                    yield out
+        yield decoder.finish()
 
     async def retrying_stream(
         self, make_stream: Callable[[], AsyncIterator[List[StreamChunk]]], *, model: str

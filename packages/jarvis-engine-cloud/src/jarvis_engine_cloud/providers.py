@@ -64,14 +64,9 @@ class AnthropicClient(ProviderClient):
             stream=True,
         )
 
-        async def once() -> AsyncIterator[List[StreamChunk]]:
-            decoder = anthropic_wire.AnthropicStreamDecoder()
-            async with self.open_sse("/v1/messages", body, model=model, max_tokens=max_tokens) as batches:
-                async for datas in batches:
-                    out = decoder.feed_datas(datas)
-                    if out:
-                        yield out
-            yield decoder.finish()
+        def once() -> AsyncIterator[List[StreamChunk]]:
+            return self.decoded_stream("/v1/messages", body, anthropic_wire.AnthropicStreamDecoder(), model=model,
+                                       max_tokens=max_tokens)
 
         async for batch in self.retrying_stream(once, model=model):
             yield batch
@@ -159,16 +154,10 @@ class GeminiClient(ProviderClient):
         body = gemini_wire.build_payload(messages, max_tokens=max_tokens, temperature=temperature, tools=tools, options=options)
         path = self._model_path(model, "streamGenerateContent") + "?alt=sse"
 
-        async def once() -> AsyncIterator[List[StreamChunk]]:
-            decoder = gemini_wire.GeminiStreamDecoder(model=model)
+        def once() -> AsyncIterator[List[StreamChunk]]:
             # Gemini sends no [DONE]; some proxies add one.
-            sse = SSEByteDecoder(until_done=True)
-            async with self.open_sse(path, body, model=model, decoder=sse, max_tokens=max_tokens) as batches:
-                async for datas in batches:
-                    out = decoder.feed_all(datas)
-                    if out:
-                        yield out
-            yield decoder.finish()
+            return self.decoded_stream(path, body, gemini_wire.GeminiStreamDecoder(model=model), model=model,
+                                       max_tokens=max_tokens, sse=SSEByteDecoder(until_done=True))
 
         async for batch in self.retrying_stream(once, model=model):
             yield batch
