@@ -5,6 +5,11 @@ Starlette's ``StreamingResponse`` does the same with an anyio task group per res
 body, one listening for the disconnect, cancel scopes to tie them). Here the body is written by the
 request's own task and one small task waits for the disconnect and cancels it: the same behaviour with
 less work per stream, which shows when many short streams run at once.
+
+Each write is a system call for the server and a read for the client, whichever HTTP client it is, so a
+stream is written in as few pieces as its pace allows: the status line and headers go out right before
+the first piece of the body (not while the first token is still being waited for), and a piece that ends
+with ``data: [DONE]``, the last event of every stream, goes out together with the end of the body.
 """
 
 from __future__ import annotations
@@ -14,7 +19,23 @@ from typing import Any, AsyncIterator, Mapping, Optional
 
 from starlette.responses import Response
 
-__all__ = ["EventStreamResponse"]
+from jarvis_server.chat_wire import DONE
+
+__all__ = ["EventStreamResponse", "runnable"]
+
+
+def runnable(task: asyncio.Task[Any]) -> bool:
+    """Whether ``task`` will run again without waiting for anything: it only yielded to the loop (or what
+    it waited for has happened). A producer of SSE bytes that is runnable has more at hand, so its reader
+    lets it go on before writing; one waiting on the network has nothing more to add now.
+
+    False where the task does not say (an event loop whose tasks lack asyncio's ``_fut_waiter``), which
+    only means writing sooner.
+    """
+    if task.done():
+        return False
+    waiter: Any = getattr(task, "_fut_waiter", False)
+    return waiter is None or (waiter is not False and bool(waiter.done()))
 
 
 class EventStreamResponse(Response):
@@ -34,9 +55,8 @@ class EventStreamResponse(Response):
         self.init_headers(headers)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
         streaming = asyncio.current_task()
-        finished = gone = False
+        started = finished = gone = False
 
         async def watch() -> None:
             nonlocal gone
@@ -46,12 +66,26 @@ class EventStreamResponse(Response):
                 gone = True
                 streaming.cancel()
 
+        async def write(body: bytes, more: bool) -> None:
+            nonlocal started
+            if not started:
+                started = True
+                await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+            await send({"type": "http.response.body", "body": body, "more_body": more})
+
         watcher = asyncio.get_running_loop().create_task(watch())
         try:
+            last = b""  # a piece ending with [DONE], held until the body ends
             async for chunk in self.body_iterator:
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                if last:
+                    await write(last, True)
+                    last = b""
+                if chunk.endswith(DONE):
+                    last = chunk
+                elif chunk:
+                    await write(chunk, True)
             finished = True
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            await write(last, False)
         except asyncio.CancelledError:
             if not gone:
                 raise

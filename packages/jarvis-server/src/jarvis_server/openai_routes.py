@@ -22,7 +22,7 @@ from jarvis_core.errors import StreamError
 from jarvis_core.types import StreamChunk, normalize_finish_reason
 from jarvis_server.chat_request import ChatRequest, parse_chat_request
 from jarvis_server.chat_wire import ChunkWriter, completion_object
-from jarvis_server.event_stream import EventStreamResponse
+from jarvis_server.event_stream import EventStreamResponse, runnable
 from jarvis_server.openai_errors import RequestError, error_for, sse_error
 from jarvis_server.state import ServerState
 
@@ -30,6 +30,9 @@ __all__ = ["chat_completions", "error_response", "health", "json_response", "lis
 
 #: Largest request body accepted (bytes).
 MAX_BODY = 8 * 1024 * 1024
+
+#: Bytes rendered past which they are written even while the engine still has more at hand.
+_WRITE_AT = 64 * 1024
 
 SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
@@ -123,9 +126,10 @@ def _render(chunk: StreamChunk, writer: ChunkWriter) -> bytes:
 
 
 async def _sse(first: Optional[StreamChunk], chunks: AsyncIterator[StreamChunk], writer: ChunkWriter) -> AsyncIterator[bytes]:
-    # The engine is read by a task of its own that renders into a buffer; the response takes whatever has
-    # piled up at each wake-up. A slow model gets one write per token; a burst (the backend sent many
-    # chunks in one packet) becomes one write instead of hundreds.
+    # The engine is read by a task of its own that renders into a buffer; the response takes what has piled
+    # up once that task waits on the network. A slow model gets one write per token; a burst (the backend
+    # sent many chunks in one packet) becomes one write instead of hundreds, and a stream the backend sent
+    # at once, its end included, goes out in one.
     buf = bytearray(writer.role())
     ready = asyncio.Event()
     done = False
@@ -165,6 +169,8 @@ async def _sse(first: Optional[StreamChunk], chunks: AsyncIterator[StreamChunk],
     try:
         while True:
             await ready.wait()
+            while not done and len(buf) < _WRITE_AT and runnable(task):
+                await asyncio.sleep(0)
             ready.clear()
             if buf:
                 out = bytes(buf)

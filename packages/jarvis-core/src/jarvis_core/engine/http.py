@@ -84,6 +84,21 @@ async def _adrain(batches: AsyncIterator[Any]) -> None:
             return
 
 
+async def _drain(batches: AsyncIterator[Any], seconds: float) -> None:
+    """Read what is left of a stream, for ``seconds`` at most (:class:`TimeoutError` past that).
+
+    Usually the rest is already received and this takes no wait at all; ``asyncio.timeout`` (Python 3.11+)
+    keeps it that way, where ``wait_for`` ran the drain as a task of its own and so cost every stream's
+    end a few turns of the event loop.
+    """
+    timeout = getattr(asyncio, "timeout", None)
+    if timeout is None:
+        await asyncio.wait_for(_adrain(batches), timeout=seconds)
+        return
+    async with timeout(seconds):
+        await _adrain(batches)
+
+
 class HTTPEngine(InferenceEngine):
     """An engine that talks HTTP to one base URL.
 
@@ -521,7 +536,7 @@ class HTTPEngine(InferenceEngine):
                 try:
                     yield batches
                     with contextlib.suppress(Exception):
-                        await asyncio.wait_for(_adrain(batches), timeout=min(self.timeout, _DRAIN_SECONDS))
+                        await _drain(batches, min(self.timeout, _DRAIN_SECONDS))
                 finally:
                     await batches.aclose()
         except JarvisError as exc:

@@ -27,6 +27,7 @@ import httpcore
 import httpx
 
 from jarvis_core.engine.limits import check_count
+from jarvis_core.engine.network import AsyncioBackend
 
 __all__ = [
     "DEFAULT_MAX_CONNECTIONS",
@@ -219,5 +220,6 @@ def async_transport(limits: httpx.Limits, verify: ssl.SSLContext) -> httpx.Async
             keepalive_expiry=limits.keepalive_expiry,
             http1=True,
             http2=False,
+            network_backend=AsyncioBackend(),
         )
     return transport

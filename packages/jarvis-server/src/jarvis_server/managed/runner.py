@@ -159,11 +159,14 @@ async def events_as_sse(run: RunTask, model: str) -> AsyncIterator[bytes]:
     try:
         yield writer.role()
         while True:
-            try:
-                item = await asyncio.wait_for(run.queue.get(), KEEPALIVE)
-            except asyncio.TimeoutError:
-                yield b": keep-alive\n\n"
-                continue
+            if run.queue.empty():  # wait_for runs the wait as a task of its own: only when there is a wait
+                try:
+                    item = await asyncio.wait_for(run.queue.get(), KEEPALIVE)
+                except asyncio.TimeoutError:
+                    yield b": keep-alive\n\n"
+                    continue
+            else:
+                item = run.queue.get_nowait()
             items = [item]
             while not run.queue.empty():  # coalesce what piled up into one write
                 items.append(run.queue.get_nowait())

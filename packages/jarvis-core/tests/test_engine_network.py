@@ -1,0 +1,318 @@
+"""The engines' async network layer (``jarvis_core.engine.network``) over real sockets, on asyncio's loop and
+on uvloop's: what the server receives, large bodies both ways, every failure as the httpx error the engines
+translate, connections the server closed, and TLS."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import socket
+import ssl
+import subprocess
+import threading
+import time
+from typing import Any, Awaitable, Callable, Iterator, List
+
+import httpx
+import pytest
+
+from jarvis_core.engine.network import READ_BUFFER, WRITE_BUFFER, AsyncioBackend
+from jarvis_core.engine.pool import FairConnectionPool, async_transport, pool_limits
+from jarvis_core.engine.transport import shared_ssl_context
+
+Handler = Callable[[socket.socket], None]
+
+
+class RawServer:
+    """A TCP server on loopback whose connections are handled, one thread each, by ``handler``."""
+
+    def __init__(self, handler: Handler, *, tls: Any = None) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        self._handler = handler
+        self._tls = tls
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with contextlib.suppress(OSError, ssl.SSLError):
+            if self._tls is not None:
+                conn = self._tls.wrap_socket(conn, server_side=True)
+            self._handler(conn)
+        with contextlib.suppress(OSError):
+            conn.close()
+
+    def url(self, scheme: str = "http", host: str = "127.0.0.1") -> str:
+        return f"{scheme}://{host}:{self.port}"
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@contextlib.contextmanager
+def serving(handler: Handler, **kw: Any) -> Iterator[RawServer]:
+    server = RawServer(handler, **kw)
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def read_request(conn: socket.socket, first: List[bytes]) -> bytes:
+    """One whole request (head and ``Content-Length`` body); what the first ``recv`` returned goes to ``first``."""
+    data = conn.recv(1 << 20)
+    first.append(data)
+    while b"\r\n\r\n" not in data:
+        more = conn.recv(1 << 20)
+        if not more:
+            return data
+        data += more
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    while len(body) < length:
+        more = conn.recv(1 << 20)
+        if not more:
+            break
+        body += more
+    return head + b"\r\n\r\n" + body
+
+
+def reply(body: bytes, *, extra: bytes = b"") -> bytes:
+    return b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n%s\r\n%s" % (len(body), extra, body)
+
+
+def client(verify: Any = None, timeout: float = 5.0) -> httpx.AsyncClient:
+    transport = async_transport(pool_limits(), verify or shared_ssl_context())
+    return httpx.AsyncClient(transport=transport, timeout=timeout)
+
+
+@pytest.fixture(params=["asyncio", "uvloop"])
+def run(request: Any) -> Callable[[Callable[[], Awaitable[Any]]], Any]:
+    """Run a coroutine function on a fresh loop of the parametrised kind."""
+    if request.param == "uvloop":
+        uvloop = pytest.importorskip("uvloop")
+        return lambda fn: uvloop.run(fn())
+    return lambda fn: asyncio.run(fn())
+
+
+def test_the_engines_pools_use_it():
+    transport = async_transport(pool_limits(), shared_ssl_context())
+    pool = transport._pool
+    assert isinstance(pool, FairConnectionPool)
+    assert isinstance(pool._network_backend, AsyncioBackend)
+
+
+def test_a_request_reaches_the_server_in_one_piece(run):
+    firsts: List[bytes] = []
+
+    def handler(conn: socket.socket) -> None:
+        while True:
+            request = read_request(conn, firsts)
+            if not request:
+                return
+            conn.sendall(reply(b"ok"))
+
+    body = b"x" * 3000
+
+    async def main() -> None:
+        async with client() as c:
+            for _ in range(3):
+                r = await c.post(server.url() + "/v1/chat", content=body, headers={"content-type": "application/json"})
+                assert r.content == b"ok"
+
+    with serving(handler) as server:
+        run(main)
+    firsts = [f for f in firsts if f]  # the last: the client's close
+    assert len(firsts) == 3
+    for first in firsts:  # head and body: one write, so the server's first read has all of it
+        assert first.startswith(b"POST /v1/chat HTTP/1.1\r\n") and first.endswith(b"\r\n\r\n" + body)
+    assert server.connections == 1  # kept alive between requests
+
+
+def test_large_bodies_both_ways_arrive_whole(run):
+    upload = bytes(range(256)) * (3 * WRITE_BUFFER // 256 + 7)
+    download = hashlib.sha256(b"seed").digest() * (4 * READ_BUFFER // 32)
+
+    def handler(conn: socket.socket) -> None:
+        request = read_request(conn, [])
+        got = request.partition(b"\r\n\r\n")[2]
+        conn.sendall(reply(hashlib.sha256(got).hexdigest().encode() + b"\n" + download))
+
+    async def main() -> bytes:
+        async with client() as c:
+            async with c.stream("POST", server.url() + "/up", content=upload) as r:
+                await asyncio.sleep(0.3)  # the server's answer piles up past the read buffer meanwhile
+                return b"".join([part async for part in r.aiter_raw()])
+
+    with serving(handler) as server:
+        got = run(main)
+    digest, _, rest = got.partition(b"\n")
+    assert digest == hashlib.sha256(upload).hexdigest().encode()
+    assert rest == download
+
+
+def test_a_server_that_never_answers_is_a_read_timeout(run):
+    def handler(conn: socket.socket) -> None:
+        read_request(conn, [])
+        time.sleep(2)
+
+    async def main() -> None:
+        async with client(timeout=0.3) as c:
+            with pytest.raises(httpx.ReadTimeout):
+                await c.get(server.url() + "/slow")
+
+    with serving(handler) as server:
+        run(main)
+
+
+def test_a_body_cut_short_is_a_protocol_error(run):
+    def handler(conn: socket.socket) -> None:
+        read_request(conn, [])
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten..")
+
+    async def main() -> None:
+        async with client() as c:
+            with pytest.raises(httpx.RemoteProtocolError):
+                await c.get(server.url() + "/cut")
+
+    with serving(handler) as server:
+        run(main)
+
+
+def test_a_reset_connection_is_a_read_error(run):
+    def handler(conn: socket.socket) -> None:
+        read_request(conn, [])
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npart")
+        time.sleep(0.1)
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")  # close = RST
+
+    async def main() -> None:
+        async with client() as c:
+            with pytest.raises(httpx.ReadError):
+                async with c.stream("GET", server.url() + "/reset") as r:
+                    async for _ in r.aiter_raw():
+                        pass
+
+    with serving(handler) as server:
+        run(main)
+
+
+def test_nothing_listening_is_a_connect_error(run):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # bound, never listening: refused
+
+    async def main() -> None:
+        async with client() as c:
+            with pytest.raises(httpx.ConnectError):
+                await c.get(f"http://127.0.0.1:{port}/")
+
+    run(main)
+
+
+def test_a_connection_the_server_closed_while_idle_is_replaced(run):
+    def handler(conn: socket.socket) -> None:
+        read_request(conn, [])
+        conn.sendall(reply(b"once"))  # keep-alive by HTTP/1.1 rules, then closed by the server
+
+    async def main() -> None:
+        async with client() as c:
+            assert (await c.get(server.url() + "/a")).content == b"once"
+            await asyncio.sleep(0.2)  # the server's close arrives while the connection is idle in the pool
+            assert (await c.get(server.url() + "/b")).content == b"once"
+
+    with serving(handler) as server:
+        run(main)
+    assert server.connections == 2
+
+
+def test_a_stream_left_early_closes_its_connection_at_once(run):
+    gate = threading.Event()
+    closed = threading.Event()
+
+    def handler(conn: socket.socket) -> None:
+        read_request(conn, [])
+        conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nfirst\r\n")
+        conn.settimeout(5)
+        with contextlib.suppress(OSError):
+            if conn.recv(1) == b"":
+                closed.set()
+        gate.wait(5)
+
+    async def main() -> None:
+        async with client() as c:
+            async with c.stream("GET", server.url() + "/s") as r:
+                async for part in r.aiter_raw():
+                    assert part == b"first"
+                    break
+            assert await asyncio.get_running_loop().run_in_executor(None, closed.wait, 5)
+
+    with serving(handler) as server:
+        try:
+            run(main)
+        finally:
+            gate.set()
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory: Any) -> Any:
+    """A self-signed certificate for ``localhost`` (openssl's command line)."""
+    folder = tmp_path_factory.mktemp("tls")
+    key, cert = folder / "key.pem", folder / "cert.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+         "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"],
+        check=True, capture_output=True)
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(cert, key)
+    trusting = ssl.create_default_context(cafile=str(cert))
+    return server, trusting
+
+
+def test_tls_with_a_trusted_certificate(run, certificate):
+    server_ctx, trusting = certificate
+
+    def handler(conn: socket.socket) -> None:
+        while read_request(conn, []):
+            conn.sendall(reply(b"secret"))
+
+    async def main() -> None:
+        async with client(verify=trusting) as c:
+            for _ in range(2):
+                r = await c.get(server.url("https", "localhost") + "/")
+                assert r.content == b"secret"
+                stream = r.extensions["network_stream"]
+                assert stream.get_extra_info("ssl_object") is not None
+
+    with serving(handler, tls=server_ctx) as server:
+        run(main)
+    assert server.connections == 1
+
+
+def test_tls_with_an_untrusted_certificate_is_a_connect_error(run, certificate):
+    server_ctx, _ = certificate
+
+    def handler(conn: socket.socket) -> None:
+        read_request(conn, [])
+
+    async def main() -> None:
+        async with client() as c:  # the system's CAs: the self-signed certificate is not among them
+            with pytest.raises(httpx.ConnectError, match=r"CERTIFICATE_VERIFY_FAILED|certificate verify failed"):
+                await c.get(server.url("https", "localhost") + "/")
+
+    with serving(handler, tls=server_ctx) as server:
+        run(main)
