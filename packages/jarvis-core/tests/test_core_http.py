@@ -154,6 +154,16 @@ async def test_stream_error_status_raises_before_any_line():
 
 
 # -- secrets ------------------------------------------------------------------------------------------
+def test_request_urls_join_the_base_url_and_the_path_every_time():
+    engine = Mini(host="http://h:1/api/")
+    for client in (engine.client, engine.aclient):
+        for _ in range(2):  # the second time from the engine's parsed URLs
+            assert str(engine.build_request(client, "POST", "/a?x=1", json_body={}).url) == "http://h:1/api/a?x=1"
+            assert str(engine.build_request(client, "POST", "b").url) == "http://h:1/api/b"
+            assert str(engine.build_request(client, "GET", "/a", params={"y": "2"}).url) == "http://h:1/api/a?y=2"
+    engine.close()
+
+
 def test_key_is_sent_but_never_shown():
     seen = {}
 
