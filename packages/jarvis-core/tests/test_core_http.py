@@ -164,6 +164,25 @@ def test_request_urls_join_the_base_url_and_the_path_every_time():
     engine.close()
 
 
+def test_a_cookie_the_server_sets_is_sent_back_and_responses_without_one_cost_no_cookie_work(monkeypatch):
+    import http.cookiejar
+
+    from jarvis_core.engine.transport import _Cookies
+
+    with ReplayServer([Exchange("GET", "/first", json={}, headers={"set-cookie": "lb=node-7; Path=/"}),
+                       Exchange("GET", "/next", json={})]) as server:
+        engine = Mini(host=server.url)
+        assert isinstance(engine.client._cookies, _Cookies)  # an httpx that keeps cookies elsewhere is noticed
+        engine.request_json("GET", "/first")
+        seen: list = []
+        real = http.cookiejar.CookieJar.extract_cookies
+        monkeypatch.setattr(http.cookiejar.CookieJar, "extract_cookies", lambda *a: seen.append(a) or real(*a))
+        engine.request_json("GET", "/next")
+        assert server.requests[-1].headers.get("cookie") == "lb=node-7"
+        assert seen == []  # the answer set no cookie: the jar was not consulted
+        engine.close()
+
+
 def test_key_is_sent_but_never_shown():
     seen = {}
 

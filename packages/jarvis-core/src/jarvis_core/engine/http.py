@@ -38,7 +38,13 @@ from jarvis_core.engine.limits import ReplyLimits, check_count, check_seconds
 from jarvis_core.engine.pool import async_transport, pool_limits
 from jarvis_core.engine.redaction import protect_logs
 from jarvis_core.engine.streams import DEFAULT_MAX_LINE, SSEByteDecoder, _TextLines
-from jarvis_core.engine.transport import json_bytes, normalize_base_url, shared_ssl_context, translate_transport_error
+from jarvis_core.engine.transport import (
+    json_bytes,
+    normalize_base_url,
+    shared_ssl_context,
+    skip_cookieless_responses,
+    translate_transport_error,
+)
 from jarvis_core.errors import (
     ConfigError,
     EngineConnectionError,
@@ -188,14 +194,14 @@ class HTTPEngine(InferenceEngine):
     def client(self) -> httpx.Client:
         """The engine's pooled synchronous client (created on first use)."""
         if self._client is None:
-            self._client = httpx.Client(
+            self._client = skip_cookieless_responses(httpx.Client(
                 base_url=self.base_url,
                 verify=shared_ssl_context(),
                 timeout=self._timeout(),
                 headers={**self._extra_headers, **self.auth_headers()},
                 transport=self._transport,
                 limits=self.pool_limits,
-            )
+            ))
         return self._client
 
     @property
@@ -207,13 +213,13 @@ class HTTPEngine(InferenceEngine):
             loop = None
         if self._aclient is None or (loop is not None and loop is not self._aclient_loop) or self._aclient.is_closed:
             # A pool's connections belong to the loop that opened them; a new loop needs a new pool.
-            self._aclient = httpx.AsyncClient(
+            self._aclient = skip_cookieless_responses(httpx.AsyncClient(
                 base_url=self.base_url,
                 verify=shared_ssl_context(),
                 timeout=self._timeout(),
                 headers={**self._extra_headers, **self.auth_headers()},
                 transport=self._async_transport or async_transport(self.pool_limits, shared_ssl_context()),
-            )
+            ))
             self._aclient_loop = loop
         return self._aclient
 

@@ -9,14 +9,15 @@ import json
 import re
 import ssl
 import warnings
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
 from jarvis_core.engine.http_errors import timeout_error
 from jarvis_core.errors import ConfigError, EngineConnectionError, EngineError, StreamError
 
-__all__ = ["json_bytes", "normalize_base_url", "shared_ssl_context", "translate_transport_error"]
+__all__ = ["json_bytes", "normalize_base_url", "shared_ssl_context", "skip_cookieless_responses",
+           "translate_transport_error"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -27,6 +28,31 @@ def shared_ssl_context() -> ssl.SSLContext:
     engines cost N times that even when the probes run in parallel.
     """
     return httpx.create_ssl_context()
+
+
+class _Cookies(httpx.Cookies):
+    """httpx's cookie store, reading cookies only from responses that set some."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        headers = response.headers
+        if "set-cookie" in headers or "set-cookie2" in headers:
+            super().extract_cookies(response)
+
+
+_ClientT = TypeVar("_ClientT", httpx.Client, httpx.AsyncClient)
+
+
+def skip_cookieless_responses(client: _ClientT) -> _ClientT:
+    """``client``, changed so that a response without ``Set-Cookie`` costs no cookie handling.
+
+    httpx hands every response to its cookie jar, which first rebuilds the request and the headers as
+    ``urllib`` and ``email`` objects: a sizeable share of a proxied request's cost in ``jarvis serve``,
+    though model servers rarely set a cookie. Cookies that are set are kept and sent back as before. The
+    client is left as it is if this httpx keeps its cookies elsewhere (a test notices).
+    """
+    if isinstance(getattr(client, "_cookies", None), httpx.Cookies):
+        client._cookies = _Cookies(client.cookies)
+    return client
 
 
 def normalize_base_url(url: str, *, default_scheme: str = "http", strip_suffix: str = "") -> str:
