@@ -140,19 +140,21 @@ async def _sse(first: Optional[StreamChunk], chunks: AsyncIterator[StreamChunk],
         finish: Optional[str] = None
         try:
             chunk = first
-            content = writer.content
+            content, wake, following = writer.content, ready.set, chunks.__anext__
             while chunk is not None:
-                if chunk.reasoning or chunk.tool_calls:
+                # One unpacking instead of five attribute reads: this loop runs once per token.
+                text, reasoning, calls, reason, used, _ = chunk
+                if reasoning or calls:
                     buf.extend(_render(chunk, writer))
-                elif chunk.content:  # most chunks: one content delta
-                    buf.extend(content(chunk.content))
-                ready.set()
-                if chunk.usage is not None:
-                    usage = chunk.usage
-                if chunk.finish_reason:
-                    finish = chunk.finish_reason
+                elif text:  # most chunks: one content delta
+                    buf.extend(content(text))
+                wake()
+                if used is not None:
+                    usage = used
+                if reason:
+                    finish = reason
                 try:
-                    chunk = await chunks.__anext__()
+                    chunk = await following()
                 except StopAsyncIteration:
                     chunk = None
             if finish == "error":
