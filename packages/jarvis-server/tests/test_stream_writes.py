@@ -142,3 +142,30 @@ async def test_an_error_after_the_first_token_ends_the_body_without_done():
     assert b"event: error" in body and not body.endswith(DONE)
     assert content_of(body) == "partial"
     assert sent[-1]["more_body"] is False
+
+
+async def test_runnable_tells_a_task_that_only_yielded_from_one_waiting():
+    from jarvis_server.event_stream import runnable
+
+    gate = asyncio.Event()
+
+    async def yielding() -> None:
+        while not gate.is_set():
+            await asyncio.sleep(0)
+
+    async def waiting() -> None:
+        await gate.wait()
+
+    busy, idle = asyncio.ensure_future(yielding()), asyncio.ensure_future(waiting())
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    assert runnable(busy) and not runnable(idle)
+    gate.set()
+    await asyncio.gather(busy, idle)
+    assert not runnable(busy) and not runnable(idle)  # done
+
+    class Opaque:  # a loop whose tasks do not say what they wait for: write at once
+        def done(self) -> bool:
+            return False
+
+    assert not runnable(Opaque())  # type: ignore[arg-type]
