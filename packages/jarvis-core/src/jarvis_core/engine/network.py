@@ -25,6 +25,7 @@ from typing import Any, Deque, Iterable, Optional
 
 import httpcore
 from httpcore._backends.auto import AutoBackend
+from httpcore._utils import is_socket_readable
 
 __all__ = ["READ_BUFFER", "WRITE_BUFFER", "AsyncioBackend", "AsyncioStream"]
 
@@ -33,7 +34,7 @@ WRITE_BUFFER = 64 * 1024
 #: Bytes received and not yet read past which the connection stops reading from its socket until they are.
 READ_BUFFER = 256 * 1024
 
-#: What a system-level failure to connect, read or write becomes.
+#: The system-level failures of connecting (and of a TLS handshake) that become ``httpcore.ConnectError``.
 _CONNECT_ERRORS = (OSError, EOFError)
 
 
@@ -72,23 +73,24 @@ class _Connection(asyncio.Protocol):
         self.lost = True
         self.error = exc
         self._wake_reader()
-        drained, self.drained = self.drained, None
-        if drained is not None and not drained.done():
-            drained.set_result(None)
+        self._wake_writer()
 
     def pause_writing(self) -> None:
         self.paused_writing = True
 
     def resume_writing(self) -> None:
         self.paused_writing = False
-        drained, self.drained = self.drained, None
-        if drained is not None and not drained.done():
-            drained.set_result(None)
+        self._wake_writer()
 
     def _wake_reader(self) -> None:
         reader, self.reader = self.reader, None
         if reader is not None and not reader.done():
             reader.set_result(None)
+
+    def _wake_writer(self) -> None:
+        drained, self.drained = self.drained, None
+        if drained is not None and not drained.done():
+            drained.set_result(None)
 
     def take(self, max_bytes: int) -> bytes:
         """Up to ``max_bytes`` of what was received (at least one byte: call only when ``size`` > 0)."""
@@ -218,8 +220,6 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
             conn = self._conn
             if conn.size or conn.eof or conn.lost:
                 return True
-            from httpcore._utils import is_socket_readable
-
             return is_socket_readable(self._transport.get_extra_info("socket"))
         key = {"client_addr": "sockname", "server_addr": "peername"}.get(info, info)
         if key in ("ssl_object", "socket", "sockname", "peername"):
