@@ -142,18 +142,14 @@ def _tail(path: str, lines: int = 8) -> str:
         return "".join(fh.readlines()[-lines:]).rstrip()
 
 
-def _count_content(line: bytes, count: int) -> int:
-    if line.startswith(b"data: ") and line != b"data: [DONE]":
-        choices = json.loads(line[6:])["choices"]
-        if choices and choices[0]["delta"].get("content"):
-            return count + 1
-    return count
+def _is_content(payload: Union[str, bytes]) -> bool:
+    """Whether one ``data:`` payload of a chat-completion stream carries content."""
+    choices = json.loads(payload)["choices"]
+    return bool(choices and choices[0]["delta"].get("content"))
 
 
 class HttpxClient:
     """Requests and streams through one pooled ``httpx.AsyncClient`` (the openai SDK's HTTP client)."""
-
-    name = "httpx"
 
     def __init__(self, token: str) -> None:
         import httpx
@@ -172,7 +168,8 @@ class HttpxClient:
         count = 0
         async with self._client.stream("POST", url + "/v1/chat/completions", json=payload) as r:
             async for line in r.aiter_lines():
-                count = _count_content(line.encode(), count)
+                if line.startswith("data: ") and line != "data: [DONE]" and _is_content(line[6:]):
+                    count += 1
         assert count == N_CHUNKS, count
         return count
 
@@ -183,8 +180,6 @@ class HttpxClient:
 class AiohttpClient:
     """Requests and streams through one ``aiohttp.ClientSession`` (its connector keeps idle connections per
     host in a queue, so what a request costs it does not grow with the connections it holds)."""
-
-    name = "aiohttp"
 
     def __init__(self, token: str) -> None:
         import aiohttp
@@ -202,8 +197,10 @@ class AiohttpClient:
     async def stream(self, url: str, payload: Dict[str, Any]) -> int:
         count = 0
         async with self._session.post(url + "/v1/chat/completions", json=payload) as r:
-            async for line in r.content:
-                count = _count_content(line.rstrip(b"\r\n"), count)
+            async for raw in r.content:
+                line = raw.rstrip(b"\r\n")
+                if line.startswith(b"data: ") and line != b"data: [DONE]" and _is_content(line[6:]):
+                    count += 1
         assert count == N_CHUNKS, count
         return count
 
