@@ -1,6 +1,7 @@
-"""The engines' async network layer (``jarvis_core.engine.network``) over real sockets, on asyncio's loop and
-on uvloop's: what the server receives, large bodies both ways, every failure as the httpx error the engines
-translate, connections the server closed, and TLS."""
+"""The engines' async network layer (``jarvis_core.engine.network`` and the HTTP/1.1 of
+``jarvis_core.engine.http11``) over real sockets, on asyncio's loop and on uvloop's: what the server
+receives, large bodies both ways, every failure as the httpx error the engines translate, connections the
+server closed, TLS, and the HTTP/1.1 framings, reuse rules and malformed responses."""
 
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ import threading
 import time
 from typing import Any, Awaitable, Callable, Iterator, List
 
+import httpcore
 import httpx
 import pytest
 
+from jarvis_core.engine.http11 import MAX_HEAD, Http11Connection
 from jarvis_core.engine.network import READ_BUFFER, WRITE_BUFFER, AsyncioBackend
 from jarvis_core.engine.pool import FairConnectionPool, async_transport, pool_limits
 from jarvis_core.engine.transport import shared_ssl_context
@@ -315,4 +318,156 @@ def test_tls_with_an_untrusted_certificate_is_a_connect_error(run, certificate):
                 await c.get(server.url("https", "localhost") + "/")
 
     with serving(handler, tls=server_ctx) as server:
+        run(main)
+
+
+# -- HTTP/1.1 as the pool's connections speak it (jarvis_core.engine.http11) -----------------------------
+def answering(*answers: bytes, then_close: bool = False) -> Handler:
+    """A handler that reads a request and sends the next of ``answers``, as often as there are answers."""
+    def handler(conn: socket.socket) -> None:
+        for answer in answers:
+            if not read_request(conn, []):
+                return
+            conn.sendall(answer)
+        if then_close:
+            conn.close()
+    return handler
+
+
+def get_twice(run: Any, server: RawServer, path: str = "/", method: str = "GET") -> List[httpx.Response]:
+    async def main() -> List[httpx.Response]:
+        async with client() as c:
+            return [await c.request(method, server.url() + path) for _ in range(2)]
+    return run(main)
+
+
+def test_the_pool_opens_our_connections():
+    origin = httpcore.URL("http://127.0.0.1:1/").origin
+    conn = async_transport(pool_limits(), shared_ssl_context())._pool.create_connection(origin)
+    assert isinstance(conn, Http11Connection) and not conn.is_available() and not conn.is_closed()
+
+
+def test_a_chunked_body_sent_byte_by_byte_with_extensions_and_trailers(run):
+    body = b"".join(b"%x;ext=1\r\n%s\r\n" % (len(p), p) for p in (b"hello ", b"chunked ", b"world")) + b"0\r\nX-T: 1\r\n\r\n"
+    head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+    def handler(conn: socket.socket) -> None:
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for _ in range(2):
+            read_request(conn, [])
+            for i in range(len(head + body)):
+                conn.sendall((head + body)[i:i + 1])
+
+    with serving(handler) as server:
+        responses = get_twice(run, server)
+    assert [r.content for r in responses] == [b"hello chunked world"] * 2
+    assert server.connections == 1  # read to its end, the connection served the second request too
+
+
+def test_the_chunks_of_one_read_come_out_as_one_piece(run):
+    chunks = [b"data: %d\n\n" % i for i in range(50)]
+    answer = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + b"".join(
+        b"%x\r\n%s\r\n" % (len(c), c) for c in chunks) + b"0\r\n\r\n"
+
+    async def main() -> List[bytes]:
+        async with client() as c:
+            async with c.stream("GET", server.url()) as r:
+                return [part async for part in r.aiter_raw()]
+
+    with serving(answering(answer)) as server:
+        parts = run(main)
+    assert b"".join(parts) == b"".join(chunks)
+    assert len(parts) < len(chunks)  # one piece per network read, not one per chunk
+
+
+@pytest.mark.parametrize("answer", [
+    b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok",
+    b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok",
+    b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok and more",  # more than the response: not trusted again
+], ids=["connection-close", "http-1.0", "extra-bytes"])
+def test_a_connection_that_cannot_carry_another_request_is_not_reused(run, answer):
+    def handler(conn: socket.socket) -> None:
+        read_request(conn, [])
+        conn.sendall(answer)
+        # The server keeps the connection open without answering again: a client that sent its next request
+        # on it would wait, then see it closed without a response.
+        time.sleep(1.0)
+
+    with serving(handler) as server:
+        responses = get_twice(run, server)
+    assert [r.content for r in responses] == [b"ok"] * 2
+    assert server.connections == 2
+
+
+def test_a_body_without_a_length_ends_with_the_connection(run):
+    with serving(answering(b"HTTP/1.1 200 OK\r\n\r\nuntil the end", then_close=True)) as server:
+        responses = get_twice(run, server)
+    assert [r.content for r in responses] == [b"until the end"] * 2
+    assert server.connections == 2
+
+
+@pytest.mark.parametrize("answer, method", [
+    (b"HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\n", "GET"),
+    (b"HTTP/1.1 304 Not Modified\r\n\r\n", "GET"),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n", "HEAD"),
+], ids=["204", "304", "HEAD"])
+def test_responses_without_a_body_leave_the_connection_reusable(run, answer, method):
+    with serving(answering(answer, answer)) as server:
+        responses = get_twice(run, server, method=method)
+    assert [r.content for r in responses] == [b"", b""]
+    assert server.connections == 1
+
+
+def test_informational_responses_bare_line_feeds_and_folded_headers(run):
+    answer = (b"HTTP/1.1 100 Continue\r\n\r\n"
+              b"HTTP/1.1 200 OK\nX-Folded: one\n two\nContent-Length: 2\n\nok")
+    with serving(answering(answer, answer)) as server:
+        responses = get_twice(run, server)
+    assert [r.content for r in responses] == [b"ok", b"ok"]
+    assert responses[0].headers["x-folded"] == "one two"
+    assert server.connections == 1
+
+
+@pytest.mark.parametrize("answer", [
+    b"HTTP/2 200 OK\r\nContent-Length: 2\r\n\r\nok",
+    b"HTTP/1.1 2000 OK\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nNo colon here\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok",
+    b"HTTP/1.1 200 OK\r\nContent-Length: -2\r\n\r\nok",
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0x5\r\nhello\r\n0\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhello\r\n0\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nX-Big: " + b"a" * (MAX_HEAD + 10),  # a head that does not end
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel",  # cut inside a chunk
+    b"HTTP/1.1 200 OK\r\nContent-Le",  # cut inside the head
+    b"",  # closed without a word
+], ids=["version", "status", "header", "two-lengths", "negative-length", "coding", "chunk-size", "chunk-size-0x", "chunk-overrun",
+        "huge-head", "cut-chunk", "cut-head", "nothing"])
+def test_a_malformed_or_broken_response_is_a_protocol_error(run, answer):
+    def handler(conn: socket.socket) -> None:
+        read_request(conn, [])
+        conn.sendall(answer)
+        # A head past the limit is refused as it arrives: the server then says nothing more for longer than
+        # the client's read timeout, so a client that waited for the rest would time out instead.
+        time.sleep(2.0 if len(answer) > MAX_HEAD else 0.05)
+        conn.shutdown(socket.SHUT_WR)
+        time.sleep(0.5)
+
+    async def main() -> None:
+        async with client(timeout=1.0) as c:
+            with pytest.raises(httpx.RemoteProtocolError):
+                await c.get(server.url())
+
+    with serving(handler) as server:
+        run(main)
+
+
+def test_a_header_that_would_split_the_request_is_refused(run):
+    async def main() -> None:
+        async with client() as c:
+            with pytest.raises(httpx.LocalProtocolError):
+                await c.get(server.url(), headers={"x-key": "a\r\nX-Injected: 1"})
+
+    with serving(answering(reply(b"ok"))) as server:
         run(main)

@@ -195,3 +195,36 @@ def test_stream_never_retries_after_output(cloud):
         assert len(server.requests) == 1
     assert [c.content for c in seen] == ["ok"], "the caller got the output before the error"
     assert info.value.status_code == 529 and cloud.sleeps.delays == []
+
+
+GEMINI_UNAVAILABLE = {"error": {"code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE"}}
+
+
+@pytest.mark.parametrize(("provider", "model", "path", "events"), [
+    ("anthropic", "claude-x", "/v1/messages", TEXT_STREAM[:3] + sse(("error", OVERLOADED))),
+    ("gemini", "gemini-x", "/v1beta/models/gemini-x:streamGenerateContent",
+     [f"data: {json.dumps({'candidates': [{'content': {'parts': [{'text': 'ok'}]}}]})}",
+      f"data: {json.dumps(GEMINI_UNAVAILABLE)}"]),
+    ("openai", "gpt-x", "/v1/chat/completions",
+     [f"data: {json.dumps({'model': 'gpt-x', 'choices': [{'index': 0, 'delta': {'content': 'ok'}}]})}",
+      f"data: {json.dumps({'error': {'message': 'overloaded', 'type': 'server_error', 'code': 503}})}"]),
+], ids=["anthropic", "gemini", "openai"])
+def test_output_and_an_error_in_one_read_give_the_output_then_the_error(cloud, provider, model, path, events):
+    # The whole stream in one body without chunks: the client reads the output and the error together.
+    body = "".join(event + "\n\n" for event in events).encode()
+    with ReplayServer([Exchange("POST", path, raw=body, headers={"content-type": "text/event-stream"})]) as server:
+        engine = cloud.engine(provider, server.url)
+        seen = []
+
+        async def collect():
+            try:
+                async for chunk in engine.stream_full(MSGS, model=model):
+                    seen.append(chunk)
+            finally:
+                await engine.aclose()
+
+        with pytest.raises(EngineHTTPError):
+            asyncio.run(collect())
+        assert len(server.requests) == 1, "a stream that gave output is never sent again"
+    assert [c.content for c in seen] == ["ok"]
+    assert cloud.sleeps.delays == []

@@ -290,14 +290,15 @@ class AnthropicStreamDecoder:
         self._meta: Dict[str, Any] = {"provider": "anthropic"}
         self.done = False
 
-    def feed_datas(self, datas: Iterable[str]) -> List[StreamChunk]:
-        """Take the ``data`` texts of one network read's SSE events; return the deltas they carried.
+    def feed_datas(self, datas: Iterable[str], out: Optional[List[StreamChunk]] = None) -> List[StreamChunk]:
+        """Take the ``data`` texts of one network read's SSE events; return the deltas they carried
+        (appended to ``out`` when given, so that those before an error are still there when it raises).
 
         Every Anthropic event repeats its ``event:`` name as the payload's ``type``, so the names are not
         read (the SSE decoder builds no event objects): ``ping`` is skipped, an ``error`` payload (or one
         with an ``error`` member, as proxies send) raises its typed error.
         """
-        out: List[StreamChunk] = []
+        out = [] if out is None else out
         delta = StreamChunk.delta
         for data in datas:
             try:

@@ -379,10 +379,11 @@ class GeminiStreamDecoder:
         self._acc = _Accumulator()
         self._model = model
 
-    def feed_datas(self, datas: Iterable[str]) -> List[StreamChunk]:
+    def feed_datas(self, datas: Iterable[str], out: Optional[List[StreamChunk]] = None) -> List[StreamChunk]:
         """Take the ``data`` texts of one network read (an error payload raises its typed error); return
-        their text deltas."""
-        out: List[StreamChunk] = []
+        their text deltas (appended to ``out`` when given, so that those before an error are still there
+        when it raises)."""
+        out = [] if out is None else out
         take, delta = self._acc.take, StreamChunk.delta
         for data in datas:
             content, reasoning = take(decode_json(data, engine_id="cloud"))

@@ -173,12 +173,22 @@ class ProviderClient(HTTPEngine):
         self, path: str, body: Any, decoder: Any, *, model: str, max_tokens: Optional[int],
         sse: Optional[SSEByteDecoder] = None,
     ) -> AsyncIterator[List[StreamChunk]]:
-        """One streamed request through a provider's stream ``decoder`` (``feed_datas(datas)`` → chunks,
-        ``finish()`` → the final chunks): non-empty batches of chunks, one per network read, then the final
-        batch. ``sse``: the SSE decoder, when the provider needs its own (see :meth:`open_sse`)."""
+        """One streamed request through a provider's stream ``decoder`` (``feed_datas(datas, out)`` appends
+        chunks to ``out``, ``finish()`` → the final chunks): non-empty batches of chunks, one per network read,
+        then the final batch. ``sse``: the SSE decoder, when the provider needs its own (see :meth:`open_sse`).
+
+        A read may hold output and then an error event: the output is yielded before the error is raised,
+        so the caller has it, and :meth:`retrying_stream` knows the stream had started (and never retries it).
+        """
         async with self.open_sse(path, body, model=model, decoder=sse, max_tokens=max_tokens) as batches:
             async for datas in batches:
-                out = decoder.feed_datas(datas)
+                out: List[StreamChunk] = []
+                try:
+                    decoder.feed_datas(datas, out)
+                except Exception:
+                    if out:
+                        yield out
+                    raise
                 if out:
                     yield out
         yield decoder.finish()

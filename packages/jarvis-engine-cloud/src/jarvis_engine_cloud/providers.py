@@ -234,10 +234,15 @@ class OpenAIClient(ProviderClient):
             async with self.open_sse("/chat/completions", body, model=model, decoder=sse, max_tokens=max_tokens) as batches:
                 async for datas in batches:
                     out = []
-                    for data in datas:
-                        chunk = delta(loads_payload(data, engine_id="cloud"))  # an error payload raises its error
-                        if chunk is not None:
-                            out.append(chunk)
+                    try:
+                        for data in datas:
+                            chunk = delta(loads_payload(data, engine_id="cloud"))  # an error payload raises its error
+                            if chunk is not None:
+                                out.append(chunk)
+                    except Exception:
+                        if out:  # the output before the error reaches the caller, and the stream counts as started
+                            yield out
+                        raise
                     if out:
                         yield out
             yield [chunk.replace(metadata={**chunk.metadata, "provider": OPENAI, "model": decoder.model or model})

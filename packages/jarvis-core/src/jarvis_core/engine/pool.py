@@ -25,7 +25,9 @@ from typing import Any, Deque, List, Optional
 
 import httpcore
 import httpx
+from httpcore import default_ssl_context as httpcore_ssl_context
 
+from jarvis_core.engine.http11 import Http11Connection
 from jarvis_core.engine.limits import check_count
 from jarvis_core.engine.network import AsyncioBackend
 
@@ -97,6 +99,11 @@ class FairConnectionPool(httpcore.AsyncConnectionPool):
         self._idle: List[Any] = []  # unassigned live connections, least recently used first
         self._waiting: Deque[Any] = collections.deque()  # requests without a connection, oldest first
         self._swept = time.monotonic()
+
+    def create_connection(self, origin: httpcore.Origin) -> httpcore.AsyncConnectionInterface:
+        """A connection of our own HTTP/1.1 (:mod:`jarvis_core.engine.http11`) instead of httpcore's over h11."""
+        return Http11Connection(origin, ssl_context=self._ssl_context or httpcore_ssl_context(),
+                                keepalive_expiry=self._keepalive_expiry, network_backend=self._network_backend)
 
     def _assign_requests_to_connections(self) -> List[Any]:
         closing: List[Any] = []
