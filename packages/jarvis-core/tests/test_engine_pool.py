@@ -187,3 +187,45 @@ def test_an_expired_idle_connection_is_not_handed_out():
                 assert server.connection_count == 2  # past its keep-alive: a new one
 
         asyncio.run(main())
+
+
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
+
+
+def proxy_environment(monkeypatch: pytest.MonkeyPatch, **values: str) -> None:
+    for name in PROXY_VARIABLES:
+        for spelled in (name, name.lower()):
+            monkeypatch.delenv(spelled, raising=False)
+    for name, value in values.items():
+        monkeypatch.setenv(name, value)
+
+
+async def stream_then_close(engine: HTTPEngine) -> list:
+    try:
+        return await read_stream(engine)
+    finally:
+        await engine.aclose()
+
+
+def test_an_engine_behind_the_environments_proxy_goes_through_it_streamed_or_not(monkeypatch):
+    exchanges = [Exchange("POST", "/s", ndjson=LINES), Exchange("GET", "/j", json={"ok": 1})]
+    with ReplayServer(exchanges) as proxy:
+        proxy_environment(monkeypatch, HTTP_PROXY=proxy.url)
+        engine = Mini(host="http://upstream.invalid:9")  # reachable only through the proxy
+        assert engine.request_json("GET", "/j") == {"ok": 1}
+        assert asyncio.run(stream_then_close(engine)) == LINES
+        engine.close()
+        assert [r.headers["host"] for r in proxy.requests] == ["upstream.invalid:9"] * 2
+
+
+def test_an_address_in_no_proxy_is_reached_directly_on_the_fair_pool(monkeypatch):
+    with ReplayServer([Exchange("POST", "/s", ndjson=LINES)]) as server:
+        proxy_environment(monkeypatch, HTTP_PROXY="http://127.0.0.1:9", NO_PROXY="127.0.0.1")  # no proxy there
+        engine = Mini(host=server.url)
+
+        async def main() -> list:
+            assert isinstance(engine.aclient._transport._pool, FairConnectionPool)
+            return await stream_then_close(engine)
+
+        assert asyncio.run(main()) == LINES
+        assert len(server.requests) == 1

@@ -44,6 +44,7 @@ from jarvis_core.engine.transport import (
     shared_ssl_context,
     skip_cookieless_responses,
     translate_transport_error,
+    uses_environment_proxy,
 )
 from jarvis_core.errors import (
     ConfigError,
@@ -213,12 +214,17 @@ class HTTPEngine(InferenceEngine):
             loop = None
         if self._aclient is None or (loop is not None and loop is not self._aclient_loop) or self._aclient.is_closed:
             # A pool's connections belong to the loop that opened them; a new loop needs a new pool.
+            transport = self._async_transport
+            if transport is None and not uses_environment_proxy(self.base_url):
+                transport = async_transport(self.pool_limits, shared_ssl_context())
+            # No transport of ours: httpx builds its own, through the environment's proxy as the sync client does.
             self._aclient = skip_cookieless_responses(httpx.AsyncClient(
                 base_url=self.base_url,
                 verify=shared_ssl_context(),
                 timeout=self._timeout(),
                 headers={**self._extra_headers, **self.auth_headers()},
-                transport=self._async_transport or async_transport(self.pool_limits, shared_ssl_context()),
+                transport=transport,
+                limits=self.pool_limits,
             ))
             self._aclient_loop = loop
         return self._aclient

@@ -8,6 +8,7 @@ import functools
 import json
 import re
 import ssl
+import urllib.request
 import warnings
 from typing import Any, TypeVar
 
@@ -17,7 +18,7 @@ from jarvis_core.engine.http_errors import timeout_error
 from jarvis_core.errors import ConfigError, EngineConnectionError, EngineError, StreamError
 
 __all__ = ["json_bytes", "normalize_base_url", "shared_ssl_context", "skip_cookieless_responses",
-           "translate_transport_error"]
+           "translate_transport_error", "uses_environment_proxy"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -28,6 +29,23 @@ def shared_ssl_context() -> ssl.SSLContext:
     engines cost N times that even when the probes run in parallel.
     """
     return httpx.create_ssl_context()
+
+
+def uses_environment_proxy(url: str) -> bool:
+    """Whether the environment sends requests to ``url`` through a proxy: ``HTTP_PROXY``, ``HTTPS_PROXY``
+    or ``ALL_PROXY`` (any case) for its scheme, and its host not excluded by ``NO_PROXY``.
+
+    httpx honours those variables only for a client it builds its own transport for; the engines' async
+    clients bring theirs (:func:`~jarvis_core.engine.pool.async_transport`), so an engine whose server is
+    behind a proxy gets httpx's own instead, and reaches the server the way its sync client does.
+    """
+    proxies = urllib.request.getproxies()
+    if not proxies:
+        return False
+    target = httpx.URL(url)
+    if not (proxies.get(target.scheme) or proxies.get("all")):
+        return False
+    return not urllib.request.proxy_bypass(f"{target.host}:{target.port}" if target.port else target.host)
 
 
 class _Cookies(httpx.Cookies):
