@@ -306,9 +306,9 @@ class _Body:
         data, self._conn._buffer = self._conn._buffer, b""
         left = length
         while True:
+            if len(data) > left:  # what follows the body belongs to no response: the connection is not reused
+                data, self._leftover = data[:left], data[left:]
             if data:
-                if len(data) > left:
-                    data, self._leftover = data[:left], data[left:]
                 left -= len(data)
                 yield data
             if left <= 0:
