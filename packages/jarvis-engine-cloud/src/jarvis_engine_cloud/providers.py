@@ -182,6 +182,31 @@ class GeminiClient(ProviderClient):
         return names
 
 
+class _OpenAIStream:
+    """The OpenAI provider's stream decoder in the shape :meth:`ProviderClient.decoded_stream` takes: the
+    shared chat-chunk decoder, and the final chunk labelled with the provider and the model."""
+
+    __slots__ = ("_decoder", "_model", "_sse")
+
+    def __init__(self, sse: SSEByteDecoder, model: str) -> None:
+        self._decoder = ChatStreamDecoder(engine_id="cloud")
+        self._sse = sse
+        self._model = model
+
+    def feed_datas(self, datas: List[str], out: List[StreamChunk]) -> List[StreamChunk]:
+        delta = self._decoder.delta
+        for data in datas:
+            chunk = delta(loads_payload(data, engine_id="cloud"))  # an error payload raises its error
+            if chunk is not None:
+                out.append(chunk)
+        return out
+
+    def finish(self) -> List[StreamChunk]:
+        decoder = self._decoder
+        return [chunk.replace(metadata={**chunk.metadata, "provider": OPENAI, "model": decoder.model or self._model})
+                for chunk in decoder.finish(done=self._sse.done)]
+
+
 class OpenAIClient(ProviderClient):
     """``POST /chat/completions`` (plain and SSE) and ``GET /models`` under the base URL (``…/v1``)."""
 
@@ -227,26 +252,10 @@ class OpenAIClient(ProviderClient):
         self.check_options(options)
         body = self._payload(messages, model, temperature, max_tokens, tools, options, True)
 
-        async def once() -> AsyncIterator[List[StreamChunk]]:
-            decoder = ChatStreamDecoder(engine_id="cloud")
-            delta = decoder.delta
+        def once() -> AsyncIterator[List[StreamChunk]]:
             sse = SSEByteDecoder(until_done=True)  # after [DONE] the body is read to its end, ignored
-            async with self.open_sse("/chat/completions", body, model=model, decoder=sse, max_tokens=max_tokens) as batches:
-                async for datas in batches:
-                    out = []
-                    try:
-                        for data in datas:
-                            chunk = delta(loads_payload(data, engine_id="cloud"))  # an error payload raises its error
-                            if chunk is not None:
-                                out.append(chunk)
-                    except Exception:
-                        if out:  # the output before the error reaches the caller, and the stream counts as started
-                            yield out
-                        raise
-                    if out:
-                        yield out
-            yield [chunk.replace(metadata={**chunk.metadata, "provider": OPENAI, "model": decoder.model or model})
-                   for chunk in decoder.finish(done=sse.done)]
+            return self.decoded_stream("/chat/completions", body, _OpenAIStream(sse, model), model=model,
+                                       max_tokens=max_tokens, sse=sse)
 
         async for batch in self.retrying_stream(once, model=model):
             yield batch

@@ -208,7 +208,7 @@ class Http11Connection(httpcore.AsyncConnectionInterface):
                 if not buf:  # also how a kept-alive connection the server closed shows: httpx sends again
                     raise httpcore.RemoteProtocolError("Server disconnected without sending a response.")
                 raise httpcore.RemoteProtocolError("the server closed the connection in the middle of the response head")
-            buf = (buf + data).lstrip(b"\r\n") if not buf else buf + data
+            buf = buf + data if buf else data.lstrip(b"\r\n")
         if end > MAX_HEAD:
             raise httpcore.RemoteProtocolError(f"the response head is longer than {MAX_HEAD} bytes")
         self._buffer = buf[body_at:]
