@@ -40,8 +40,13 @@ the nox session sets it); a ``litellm`` executable next to this Python; one on `
 ``litellm`` package (``python -m litellm.proxy.proxy_cli``). When none is found, or it does not start, the
 report says why.
 
-Run: ``python benchmarks/bench_server.py [--rounds 5] [--requests 640] [--streams 128]`` (requests and
-streams per target, client count and round, split over the clients).
+Each measurement is long enough to outlast a passing disturbance: 640 streams per target, client count and
+round make about 3 s at 64 clients (128 streams made half a second, and rounds then ranged from 0.5x to
+1.1x on this kind of machine). LiteLLM, about 60 times slower per stream here, gets fewer (``--peer-*``), so
+that it does not take most of an hour; its rates and latencies are per second and per request all the same.
+
+Run: ``python benchmarks/bench_server.py [--rounds 5] [--requests 640] [--streams 640] [--peer-requests 160]
+[--peer-streams 64]`` (requests and streams per target, client count and round, split over the clients).
 """
 
 from __future__ import annotations
@@ -267,6 +272,13 @@ def _split(total: int, clients: int) -> int:
     return max(1, round(total / clients))
 
 
+def _counts(args: argparse.Namespace, target: str, clients: int) -> Tuple[int, int]:
+    """Requests and streams per client for ``target`` at ``clients`` concurrent clients."""
+    if target == "litellm":
+        return _split(args.peer_requests, clients), _split(args.peer_streams, clients)
+    return _split(args.requests, clients), _split(args.streams, clients)
+
+
 async def _run(targets: Dict[str, str], pids: Dict[str, Optional[int]], args: argparse.Namespace, token: str,
                kinds: List[str]) -> Dict[str, Results]:
     payload = {"model": MODEL, "messages": MESSAGES, "max_tokens": 256}
@@ -286,9 +298,9 @@ async def _run(targets: Dict[str, str], pids: Dict[str, Optional[int]], args: ar
         for r in range(args.rounds):
             order = list(targets.items())
             for c in CONCURRENCY:
-                nreq, nstream = _split(args.requests, c), _split(args.streams, c)
                 for kind in kinds if r % 2 == 0 else kinds[::-1]:
                     for name, url in order if r % 2 == 0 else order[::-1]:
+                        nreq, nstream = _counts(args, name, c)
                         client, got = clients[kind, name], out[kind][name][c]
                         own0, proxy0 = _own_cpu(), _proc_cpu(pids.get(name))
                         got["latency"].append(await _latency(client, url, payload, c, nreq))
@@ -311,8 +323,12 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--requests", type=int, default=640,
                     help="non-streamed requests per target, client count and round, split over the clients")
-    ap.add_argument("--streams", type=int, default=128,
+    ap.add_argument("--streams", type=int, default=640,
                     help="streams per target, client count and round, split over the clients")
+    ap.add_argument("--peer-requests", type=int, default=160,
+                    help="non-streamed requests per client count and round for LiteLLM (about 60x slower here)")
+    ap.add_argument("--peer-streams", type=int, default=64,
+                    help="streams per client count and round for LiteLLM")
     args = ap.parse_args()
 
     kinds, kinds_note = _client_kinds()
@@ -354,7 +370,8 @@ def main() -> int:
     print(f"LiteLLM proxy: {litellm_note}" if "litellm" in targets else f"LiteLLM proxy left out: {litellm_note}")
     print(f"jarvis serve runs on {stack}")
     print(f"{args.rounds} rounds, interleaved; per target, client count and round {args.requests} requests and "
-          f"{args.streams} streams of {N_CHUNKS} chunks, split over the clients; medians of per-round values "
+          f"{args.streams} streams of {N_CHUNKS} chunks (LiteLLM: {args.peer_requests} and {args.peer_streams}), "
+          "split over the clients; medians of per-round values "
           "[lowest..highest round]; CPU in ms per request / per stream")
     if kinds_note:
         print(kinds_note)
@@ -445,8 +462,8 @@ def _write(rows: List[Dict[str, Any]], targets: Dict[str, str], args: argparse.N
                  f"backend when it is installed. Two client libraries, each with a pooled client per target "
                  f"configured alike: {' and '.join(kinds)}{f' ({kinds_note})' if kinds_note else ''}. "
                  f"{args.rounds} rounds, libraries and targets in alternating order, of {args.requests} requests "
-                 f"and {args.streams} streams of {N_CHUNKS} chunks per library, target and client count, split over "
-                 "the clients. Ratios are medians of the per-round ratios (lowest\u2013highest round in brackets). "
+                 f"and {args.streams} streams of {N_CHUNKS} chunks per library, target and client count (LiteLLM: "
+                 f"{args.peer_requests} and {args.peer_streams}), split over the clients. Ratios are medians of the per-round ratios (lowest\u2013highest round in brackets). "
                  "LiteLLM: " + (litellm_note if "litellm" in targets else f"left out: {litellm_note}") + "."),
         tables=[table(
             "Per client library and concurrent client count: mean request latency, aggregate stream chunk rate, "

@@ -197,3 +197,84 @@ def test_sse_bytes_split_points_do_not_matter(sizes):
     got = [p for piece in pieces for p in d.feed(piece)] + d.flush()
     whole = SSEByteDecoder()
     assert got == whole.feed(body) + whole.flush() == ['{"k": "v\u00e9"}', "2", "a\nb"] * 3
+
+
+# -- decoding payloads as they came: a repeated text delta decodes only its string ---------------------
+def _payloads(body: bytes) -> list:
+    sse = SSEByteDecoder(until_done=True)
+    return sse.feed(body) + sse.flush()
+
+
+def _both_ways(payloads):
+    """What the engines get from ``decode``/``decode_text`` and what the full ``json.loads`` path gives."""
+    full, fast, full_text, fast_text = (ChatStreamDecoder() for _ in range(4))
+    want = [full.delta(json.loads(p)) for p in payloads]
+    got = [fast.decode(p) for p in payloads]
+    want_text = [full_text.text(json.loads(p)) for p in payloads]
+    got_text = [fast_text.decode_text(p) for p in payloads]
+    return (got, fast.finish(), got_text), (want, full.finish(), want_text)
+
+
+def _same_final(a, b):
+    # Tool calls without a server id get a fresh one on each decoder; everything else must match.
+    def anonymous(chunks):
+        return [c.replace(tool_calls=tuple((t.name, t.arguments) for t in c.tool_calls)) for c in chunks]
+    return anonymous(a) == anonymous(b)
+
+
+def test_decode_gives_what_the_full_path_gives_for_every_recorded_stream(sse_transcripts, oac):
+    for t in sse_transcripts:
+        if t["expected_aggregate"].get("error"):
+            continue
+        (got, got_final, got_text), (want, want_final, want_text) = _both_ways(_payloads(oac.transcript_bytes(t)))
+        assert got == want and got_text == want_text, t["id"]
+        assert _same_final(got_final, want_final), t["id"]
+
+
+def _text_delta(text, sep=(",", ":"), **extra):
+    return json.dumps({"id": "c1", "object": "chat.completion.chunk", "created": 7, "model": "m",
+                       "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None, **extra}]},
+                      separators=sep, ensure_ascii=False)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.text(max_size=12), min_size=1, max_size=12), st.booleans(), st.booleans())
+def test_decode_of_repeated_text_deltas_matches_json_loads(texts, spaced, ascii_only):
+    sep = (", ", ": ") if spaced else (",", ":")
+    payloads = [json.dumps(json.loads(_text_delta(t, sep)), separators=sep, ensure_ascii=ascii_only) for t in texts]
+    payloads.append(_text_delta("", sep, finish_reason="stop").replace('"finish_reason":null,', ""))
+    (got, got_final, got_text), (want, want_final, want_text) = _both_ways(payloads)
+    assert got == want and got_text == want_text and got_final == want_final
+    assert [c.content for c in got if c is not None] == [t for t in texts if t]
+
+
+def test_decode_reads_in_full_what_differs_outside_the_string():
+    dec = ChatStreamDecoder()
+    assert dec.decode(_text_delta("a")).content == "a"
+    assert dec.decode(_text_delta("b")).content == "b"  # the shortcut
+    # Same bytes up to and including the string, then a finish reason: decoded in full, so it counts.
+    stop = _text_delta("c").replace('"finish_reason":null', '"finish_reason":"stop"')
+    assert dec.decode(stop).content == "c"
+    assert dec.finish_reason == "stop"
+    # A string that is not valid JSON where the text goes is malformed JSON, not a delta.
+    with pytest.raises(StreamError, match="malformed JSON"):
+        dec.decode(_text_delta("a").replace('"a"', '"bad \\x escape"'))
+    with pytest.raises(StreamError, match="malformed JSON"):
+        dec.decode(_text_delta("a").replace('"a"', '"a\tb"'))  # a raw control character
+
+
+def test_decode_learns_nothing_from_a_payload_with_two_content_keys():
+    # Were the first "content" taken for the delta's text, the second payload would read "b".
+    first = '{"model":"m","note":{"content":"a"},"choices":[{"delta":{"content":"a"}}]}'
+    second = '{"model":"m","note":{"content":"b"},"choices":[{"delta":{"content":"a"}}]}'
+    dec = ChatStreamDecoder()
+    assert dec.decode(first).content == "a"
+    assert dec.decode(second).content == "a"
+
+
+def test_decode_without_a_model_and_of_an_error_payload():
+    no_model = '{"choices":[{"delta":{"content":"%s"}}]}'
+    dec = ChatStreamDecoder()
+    assert [dec.decode(no_model % t).content for t in "xyz"] == ["x", "y", "z"]
+    with pytest.raises(ServerError):
+        dec.decode('{"model":"m","error":{"message":"boom","code":500},"choices":[{"delta":{"content":"x"}}]}')

@@ -14,7 +14,7 @@ import attrs
 
 from jarvis_core.engine.messages import coerce_messages
 from jarvis_core.engine.openai_wire import ChatStreamDecoder, build_chat_payload, parse_chat_completion
-from jarvis_core.engine.streams import SSEByteDecoder, loads_payload
+from jarvis_core.engine.streams import SSEByteDecoder
 from jarvis_core.errors import AuthenticationError, EngineHTTPError, ModelNotFoundError
 from jarvis_core.types import Completion, MessageLike, StreamChunk
 from jarvis_engine_cloud import anthropic_wire, gemini_wire
@@ -194,9 +194,9 @@ class _OpenAIStream:
         self._model = model
 
     def feed_datas(self, datas: List[str], out: List[StreamChunk]) -> List[StreamChunk]:
-        delta = self._decoder.delta
+        decode = self._decoder.decode
         for data in datas:
-            chunk = delta(loads_payload(data, engine_id="cloud"))  # an error payload raises its error
+            chunk = decode(data)  # an error payload raises its error
             if chunk is not None:
                 out.append(chunk)
         return out

@@ -25,7 +25,7 @@ from jarvis_core.engine.base import SAMPLING_OPTIONS, ToolLike
 from jarvis_core.engine.http import HTTPEngine
 from jarvis_core.engine.messages import messages_to_dicts, tools_to_openai
 from jarvis_core.engine.openai_wire import ChatStreamDecoder, build_chat_payload, parse_chat_completion
-from jarvis_core.engine.streams import SSEByteDecoder, loads_payload
+from jarvis_core.engine.streams import SSEByteDecoder
 from jarvis_core.errors import (
     BadRequestError,
     ConfigError,
@@ -372,10 +372,9 @@ class OpenAICompatEngine(HTTPEngine):
         buffered: List[str] = []
         proc = call.adapter.stream_processor(call.tools) if call.adapter is not None and not constrained else None
         # The hot path: no post-processing, so each payload becomes at most one yield.
-        fast = decoder.text if text_only else decoder.delta
+        fast = decoder.decode_text if text_only else decoder.decode
+        decode = decoder.decode
         plain = proc is None and not constrained
-        loads = loads_payload
-        engine_id = self.engine_id
         async with contextlib.AsyncExitStack() as stack:
             sse = self._event_decoder()
             try:
@@ -391,13 +390,12 @@ class OpenAICompatEngine(HTTPEngine):
             # hop). The decoder ends the events at [DONE] and reads on, so the connection returns to the pool.
             async for payloads in batches:
                 for raw in payloads:
-                    obj = loads(raw, engine_id=engine_id)
                     if plain:
-                        out = fast(obj)
+                        out = fast(raw)
                         if out is not None:
                             yield out
                         continue
-                    chunk = decoder.delta(obj)
+                    chunk = decode(raw)
                     if chunk is None:
                         continue
                     if constrained:
