@@ -10,6 +10,8 @@ import pathlib
 from typing import Iterator, List
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from jarvis_core.engine.streams import LineByteDecoder, SSEByteDecoder, decode_json
 from jarvis_core.errors import (
@@ -234,3 +236,54 @@ def test_ndjson_decoder_rejects_a_line_that_is_not_one_value(line):
     batch = dec.feed(line.encode() + b"\n")  # decoded as it is iterated
     with pytest.raises(StreamError, match="eng sent malformed JSON"):
         list(batch)
+
+
+# -- SSE against a reference: the specification's line-by-line algorithm ---------------------------------
+def reference_sse(text: str, until_done: bool):
+    """The SSE specification's event dispatch, line by line, written plainly (no fast paths)."""
+    out, data, name = [], None, None
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")[:-1]:
+        if line == "":
+            if data is not None:
+                value = "\n".join(data)
+                if until_done and value.strip() == "[DONE]":
+                    return out
+                out.append((name or "message", value))
+            data, name = None, None
+            continue
+        field, _, value = line.partition(":")
+        value = value[1:] if value[:1] == " " else value
+        if field == "data":
+            data = (data or []) + [value]
+        elif field == "event" and line[:6] == "event:":
+            name = value
+    return out
+
+
+_BLOCKS = st.sampled_from([
+    'data: {"a": 1}\n\n', "data: x\n\n", "data:nospace\n\n", "data: \n\n", "data\n\n", ": comment\n\n",
+    "\n", "\n\n\n", "event: e\ndata: named\n\n", "data: one\ndata: two\n\n", "data: [DONE]\n\n",
+    "data: a\r\n\r\n", "data: b\r\r", "id: 7\ndata: c\n\n", "retry: 5\n\n", "data: \u20ac\n\n",
+    "event: lonely\n\n", "data: tail",
+])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_BLOCKS, max_size=14), st.lists(st.integers(min_value=1, max_value=30), max_size=12),
+       st.booleans(), st.booleans())
+def test_sse_decoder_matches_the_reference_however_the_bytes_are_split(blocks, cuts, until_done, named):
+    text = "".join(blocks)
+    body = text.encode()
+    pieces, i = [], 0
+    for n in cuts:
+        pieces.append(body[i:i + n])
+        i += n
+    pieces.append(body[i:])
+    dec = SSEByteDecoder(until_done=until_done, events=named)
+    got = [item for piece in pieces for item in dec.feed(piece)] + dec.flush()
+    want = reference_sse(text + "\n\n" if not text.endswith("\n\n") else text, until_done)
+    if named:
+        assert [(e.event, e.data) for e in got] == want
+    else:
+        assert got == [data for _, data in want]
+    assert dec.done == (until_done and any(d.strip() == "[DONE]" for _, d in reference_sse(text + "\n\n", False)))
