@@ -237,14 +237,8 @@ class ChatStreamDecoder:
 
     def decode_text(self, payload: str) -> Optional[str]:
         """:meth:`decode`'s twin of :meth:`text`: only the content text of one payload as it came."""
-        text = self._repeated(payload)
-        if text is not None:
-            return text or None
-        chunk = loads_payload(payload, engine_id=self.engine_id)
-        out = self.text(chunk)
-        if out is not None and self.model:
-            self._learn(payload, chunk)
-        return out
+        out = self.decode(payload)
+        return out.content if out is not None else None
 
     def _repeated(self, payload: str) -> Optional[str]:
         """The text of a payload that is the learned text delta with another string, else ``None``."""
