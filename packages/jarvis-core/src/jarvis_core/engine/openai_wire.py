@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping as _Mapping  # isinstance through typing.Mapping costs ~1 us a call
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from jarvis_core.engine.http_errors import error_from_payload
 from jarvis_core.engine.messages import _tool_call_from_dict, messages_to_dicts, tools_to_openai
@@ -229,11 +229,7 @@ class ChatStreamDecoder:
         text = self._repeated(payload)
         if text is not None:
             return StreamChunk.delta(text) if text else None
-        chunk = loads_payload(payload, engine_id=self.engine_id)
-        out = self.delta(chunk)
-        if out is not None and self.model:
-            self._learn(payload, chunk)
-        return out
+        return self._decoded(payload, self.delta)
 
     def decode_text(self, payload: str) -> Optional[str]:
         """:meth:`decode`'s twin of :meth:`text`: only the content text of one payload as it came, without
@@ -241,8 +237,12 @@ class ChatStreamDecoder:
         text = self._repeated(payload)
         if text is not None:
             return text or None
+        return self._decoded(payload, self.text)
+
+    def _decoded(self, payload: str, read: Callable[[Any], Any]) -> Any:
+        """``read(loads_payload(payload))``, learning the payload's shape when it is a plain text delta."""
         chunk = loads_payload(payload, engine_id=self.engine_id)
-        out = self.text(chunk)
+        out = read(chunk)
         if out is not None and self.model:
             self._learn(payload, chunk)
         return out
