@@ -40,13 +40,21 @@ the nox session sets it); a ``litellm`` executable next to this Python; one on `
 ``litellm`` package (``python -m litellm.proxy.proxy_cli``). When none is found, or it does not start, the
 report says why.
 
-Each measurement is long enough to outlast a passing disturbance: 640 streams per target, client count and
-round make about 3 s at 64 clients (128 streams made half a second, and rounds then ranged from 0.5x to
-1.1x on this kind of machine). LiteLLM, about 60 times slower per stream here, gets fewer (``--peer-*``), so
-that it does not take most of an hour; its rates and latencies are per second and per request all the same.
+Each measurement is long enough to outlast a passing disturbance, and the floor and jarvis share the
+disturbances that remain: in each round a target's streams come in 2 slices of 640 (``--slices``,
+``--streams``), the floor's and jarvis's in the order A B B A, so that a drift of the machine's speed within
+the round weighs on both alike; a round's rate is its chunks over its seconds, both slices together. 640
+streams make about 3 s at 64 clients. (128 streams in one piece made half a second, and rounds then ranged
+from 0.5x to 1.1x on this kind of machine. Slices much shorter than 640 streams measure something else:
+each slice starts its 64 clients at once, where httpx's pool grows and looks at every connection it
+holds; with 4 slices of 320 the floor's own httpx client spent 7.8 ms of CPU per stream at 64 clients
+against 4.3 to 5.7 ms in runs of the same evening with longer slices, and its rate fell with it.) LiteLLM, about 60
+times slower per stream here, gets fewer (``--peer-*``), in one piece after the others, so that it does not
+take most of an hour; its rates and latencies are per second and per request all the same.
 
-Run: ``python benchmarks/bench_server.py [--rounds 5] [--requests 640] [--streams 640] [--peer-requests 160]
-[--peer-streams 64]`` (requests and streams per target, client count and round, split over the clients).
+Run: ``python benchmarks/bench_server.py [--rounds 5] [--requests 640] [--streams 640] [--slices 2]
+[--peer-requests 160] [--peer-streams 64]`` (requests per target, client count and round; streams per
+target, client count and slice; both split over the clients).
 """
 
 from __future__ import annotations
@@ -235,13 +243,14 @@ async def _latency(client: Client, url: str, payload: Dict[str, Any], clients: i
     return statistics.mean(times)
 
 
-async def _chunk_rate(client: Client, url: str, payload: Dict[str, Any], clients: int, n: int) -> float:
+async def _stream_all(client: Client, url: str, payload: Dict[str, Any], clients: int, n: int) -> Tuple[int, float]:
+    """``n`` streams on each of ``clients`` concurrent clients: the content chunks received and the seconds."""
     async def one() -> int:
         return sum([await client.stream(url, payload) for _ in range(n)])
 
     t0 = time.perf_counter()
     total = sum(await asyncio.gather(*(one() for _ in range(clients))))
-    return total / (time.perf_counter() - t0)
+    return total, time.perf_counter() - t0
 
 
 def _proc_cpu(pid: Optional[int]) -> Optional[float]:
@@ -279,6 +288,32 @@ def _counts(args: argparse.Namespace, target: str, clients: int) -> Tuple[int, i
     return _split(args.requests, clients), _split(args.streams, clients)
 
 
+class _Meter:
+    """CPU time of the client (this process) and of a proxy's process around one measurement."""
+
+    def __init__(self, pid: Optional[int]) -> None:
+        self._pid = pid
+        self.client = 0.0
+        self.proxy: Optional[float] = 0.0
+
+    async def measure(self, work: Any) -> Any:
+        own0, proxy0 = _own_cpu(), _proc_cpu(self._pid)
+        out = await work
+        own1, proxy1 = _own_cpu(), _proc_cpu(self._pid)
+        self.client += own1 - own0
+        self.proxy = None if self.proxy is None or proxy0 is None or proxy1 is None else self.proxy + proxy1 - proxy0
+        return out
+
+
+def _slices(names: List[str], slices: int, r: int) -> List[str]:
+    """The order the targets' stream slices run in within round ``r``: A B, B A, A B, ... (ABBA: a drift of
+    the machine's speed within the round weighs on each target alike), starting with B in odd rounds."""
+    out: List[str] = []
+    for s in range(slices):
+        out += names if (s + r) % 2 == 0 else names[::-1]
+    return out
+
+
 async def _run(targets: Dict[str, str], pids: Dict[str, Optional[int]], args: argparse.Namespace, token: str,
                kinds: List[str]) -> Dict[str, Results]:
     payload = {"model": MODEL, "messages": MESSAGES, "max_tokens": 256}
@@ -296,22 +331,36 @@ async def _run(targets: Dict[str, str], pids: Dict[str, Optional[int]], args: ar
             await client.request(targets[name], payload)
             await client.stream(targets[name], spayload)
         for r in range(args.rounds):
-            order = list(targets.items())
+            order = list(targets) if r % 2 == 0 else list(targets)[::-1]
             for c in CONCURRENCY:
                 for kind in kinds if r % 2 == 0 else kinds[::-1]:
-                    for name, url in order if r % 2 == 0 else order[::-1]:
-                        nreq, nstream = _counts(args, name, c)
-                        client, got = clients[kind, name], out[kind][name][c]
-                        own0, proxy0 = _own_cpu(), _proc_cpu(pids.get(name))
-                        got["latency"].append(await _latency(client, url, payload, c, nreq))
-                        own1, proxy1 = _own_cpu(), _proc_cpu(pids.get(name))
-                        got["rate"].append(await _chunk_rate(client, url, spayload, c, nstream))
-                        own2, proxy2 = _own_cpu(), _proc_cpu(pids.get(name))
-                        got["client_req"].append((own1 - own0) * 1e3 / (c * nreq))
-                        got["client_stream"].append((own2 - own1) * 1e3 / (c * nstream))
-                        if proxy0 is not None and proxy1 is not None and proxy2 is not None:
-                            got["proxy_req"].append((proxy1 - proxy0) * 1e3 / (c * nreq))
-                            got["proxy_stream"].append((proxy2 - proxy1) * 1e3 / (c * nstream))
+                    for name in order:
+                        nreq, _ = _counts(args, name, c)
+                        meter = _Meter(pids.get(name))
+                        got = out[kind][name][c]
+                        got["latency"].append(await meter.measure(
+                            _latency(clients[kind, name], targets[name], payload, c, nreq)))
+                        got["client_req"].append(meter.client * 1e3 / (c * nreq))
+                        if meter.proxy is not None and name in pids:
+                            got["proxy_req"].append(meter.proxy * 1e3 / (c * nreq))
+                    # Streams: the floor and jarvis in alternating slices; the peer, much slower, in one piece.
+                    paired = [n for n in order if n != "litellm"]
+                    plan = _slices(paired, args.slices, r) + [n for n in order if n == "litellm"]
+                    totals = {name: [0, 0.0, 0] for name in targets}  # chunks, seconds, streams
+                    meters = {name: _Meter(pids.get(name)) for name in targets}
+                    for name in plan:
+                        _, nstream = _counts(args, name, c)
+                        chunks, seconds = await meters[name].measure(
+                            _stream_all(clients[kind, name], targets[name], spayload, c, nstream))
+                        t = totals[name]
+                        t[0], t[1], t[2] = t[0] + chunks, t[1] + seconds, t[2] + c * nstream
+                    for name, (chunks, seconds, streams) in totals.items():
+                        got = out[kind][name][c]
+                        got["rate"].append(chunks / seconds)
+                        got["client_stream"].append(meters[name].client * 1e3 / streams)
+                        proxy = meters[name].proxy
+                        if proxy is not None and name in pids:
+                            got["proxy_stream"].append(proxy * 1e3 / streams)
     finally:
         for client in clients.values():
             await client.aclose()
@@ -324,7 +373,9 @@ def main() -> int:
     ap.add_argument("--requests", type=int, default=640,
                     help="non-streamed requests per target, client count and round, split over the clients")
     ap.add_argument("--streams", type=int, default=640,
-                    help="streams per target, client count and round, split over the clients")
+                    help="streams per target, client count and slice, split over the clients")
+    ap.add_argument("--slices", type=int, default=2,
+                    help="slices each round's streams come in, the floor's and jarvis's alternating (ABBA)")
     ap.add_argument("--peer-requests", type=int, default=160,
                     help="non-streamed requests per client count and round for LiteLLM (about 60x slower here)")
     ap.add_argument("--peer-streams", type=int, default=64,
@@ -370,8 +421,8 @@ def main() -> int:
     print(f"LiteLLM proxy: {litellm_note}" if "litellm" in targets else f"LiteLLM proxy left out: {litellm_note}")
     print(f"jarvis serve runs on {stack}")
     print(f"{args.rounds} rounds, interleaved; per target, client count and round {args.requests} requests and "
-          f"{args.streams} streams of {N_CHUNKS} chunks (LiteLLM: {args.peer_requests} and {args.peer_streams}), "
-          "split over the clients; medians of per-round values "
+          f"{args.slices} x {args.streams} streams of {N_CHUNKS} chunks in alternating slices (LiteLLM: "
+          f"{args.peer_requests} and {args.peer_streams}), split over the clients; medians of per-round values "
           "[lowest..highest round]; CPU in ms per request / per stream")
     if kinds_note:
         print(kinds_note)
@@ -462,8 +513,10 @@ def _write(rows: List[Dict[str, Any]], targets: Dict[str, str], args: argparse.N
                  f"backend when it is installed. Two client libraries, each with a pooled client per target "
                  f"configured alike: {' and '.join(kinds)}{f' ({kinds_note})' if kinds_note else ''}. "
                  f"{args.rounds} rounds, libraries and targets in alternating order, of {args.requests} requests "
-                 f"and {args.streams} streams of {N_CHUNKS} chunks per library, target and client count (LiteLLM: "
-                 f"{args.peer_requests} and {args.peer_streams}), split over the clients. Ratios are medians of the per-round ratios (lowest\u2013highest round in brackets). "
+                 f"and {args.slices} \u00d7 {args.streams} streams of {N_CHUNKS} chunks per library, target and "
+                 "client count, the floor's and jarvis's stream slices alternating (A B B A ...; LiteLLM: "
+                 f"{args.peer_requests} requests and {args.peer_streams} streams in one piece), split over the "
+                 "clients. Ratios are medians of the per-round ratios (lowest\u2013highest round in brackets). "
                  "LiteLLM: " + (litellm_note if "litellm" in targets else f"left out: {litellm_note}") + "."),
         tables=[table(
             "Per client library and concurrent client count: mean request latency, aggregate stream chunk rate, "

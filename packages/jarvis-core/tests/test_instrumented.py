@@ -73,6 +73,45 @@ def test_invalid_option_is_reported_as_an_error_end():
     assert end["error_type"] == "InvalidOptionError"
 
 
+def test_agenerate_publishes_one_pair_with_its_own_method():
+    completion = Completion(content="hey", usage=Usage(4, 1), finish_reason="stop", model="m")
+    engine, bus = wrap(completion)
+    assert asyncio.run(engine.agenerate(MSGS, model="m", max_tokens=9)) is completion
+    start, end = only_pair(bus)  # the wrapped engine's default agenerate calls its generate: still one pair
+    assert start["method"] == "agenerate" and start["stream"] is False
+    assert end["status"] == "ok" and end["content_chars"] == 3 and end["finish_reason"] == "stop"
+    assert end["usage"] == {"prompt_tokens": 4, "completion_tokens": 1, "total_tokens": 5}
+    assert "chunks" not in end
+    no_text_leaks(bus)
+
+
+def test_agenerate_error_and_cancellation_still_publish_end():
+    engine, bus = wrap(ServerError("fake: server error (HTTP 502)", engine_id="fake", status_code=502))
+    with pytest.raises(ServerError):
+        asyncio.run(engine.agenerate(MSGS, model="m"))
+    _, end = only_pair(bus)
+    assert end["status"] == "error" and end["error_type"] == "ServerError"
+
+    class Slow(FakeEngine):
+        async def agenerate(self, messages, **kwargs):
+            await asyncio.sleep(30)
+            raise AssertionError("not reached")
+
+    bus = RecordingBus()
+    slow = InstrumentedEngine(Slow([]), bus)
+
+    async def cancel_it() -> None:
+        task = asyncio.ensure_future(slow.agenerate(MSGS, model="m"))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel_it())
+    _, end = only_pair(bus)
+    assert end["status"] == "cancelled" and "error" not in end
+
+
 def test_request_ids_are_distinct():
     engine, bus = wrap("a", "b")
     engine.generate(MSGS, model="m")

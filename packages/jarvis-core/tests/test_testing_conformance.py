@@ -184,6 +184,20 @@ class StringifiesArguments(MiniOpenAIEngine):
         return Completion(result.content, tool_calls=calls, finish_reason=result.finish_reason, usage=result.usage)
 
 
+class AsyncDropsContent(MiniOpenAIEngine):
+    async def agenerate(self, *args: Any, **kwargs: Any) -> Completion:
+        result = await super().agenerate(*args, **kwargs)
+        # the bug: the text is lost
+        return Completion("", tool_calls=result.tool_calls, finish_reason=result.finish_reason, usage=result.usage)
+
+
+class AsyncDropsUnknownOptions(MiniOpenAIEngine):
+    async def agenerate(self, messages: Any, **kwargs: Any) -> Completion:
+        known = {"model", "temperature", "max_tokens", "tools", *self.allowed_options}
+        # the bug: a misspelt option is silently left out instead of refused
+        return await super().agenerate(messages, **{k: v for k, v in kwargs.items() if k in known})
+
+
 class AcceptsTruncatedStream(MiniOpenAIEngine):
     require_finish = False  # the bug: a stream cut off cleanly passes as a complete answer
 
@@ -214,7 +228,10 @@ def test_correct_engine_passes_standalone():
         (PassesUnknownOptions, {"test_unknown_option_raises_invalid_option"}),
         (LeaksKeyInRepr, {"test_no_secret_in_repr_or_errors"}),
         (DoubleFinish, {"test_stream_full_ends_with_one_finish_chunk"}),
-        (StringifiesArguments, {"test_generate_tool_calls", "test_tool_dicts_are_accepted"}),
+        # agenerate runs generate in a thread by default, so it shows generate's bug too
+        (StringifiesArguments, {"test_generate_tool_calls", "test_tool_dicts_are_accepted", "test_agenerate_tool_calls"}),
+        (AsyncDropsContent, {"test_agenerate_matches_generate"}),
+        (AsyncDropsUnknownOptions, {"test_unknown_option_raises_invalid_option"}),
         (NeverCloses, {"test_context_manager_closes_connections"}),
         (AcceptsTruncatedStream, {"test_stream_ending_cleanly_without_end_marker_raises_stream_error"}),
     ],

@@ -232,6 +232,17 @@ async def test_tools_dropped_in_a_stream_too():
     assert len(bus.of_type(EventType.TOOLS_DROPPED)) == 1
 
 
+async def test_agenerate_drops_tools_the_same_way():
+    bus = RecordingBus()
+    e, rec = engine(VLLMEngine, bus=bus, answer=lambda r, b: httpx.Response(400, json=VLLM_NO_TOOLS) if "tools" in b
+                    else httpx.Response(200, json=reply("no tools then")))
+    with pytest.warns(RuntimeWarning, match="without its 1 tool"):
+        c = await e.agenerate(MSGS, model="m", tools=[TOOL], tool_choice="auto")
+    assert c.content == "no tools then" and c.metadata["tools_dropped"] is True
+    assert "tools" in rec.bodies[0] and not {"tools", "tool_choice"} & set(rec.bodies[1])
+    assert len(bus.of_type(EventType.TOOLS_DROPPED)) == 1
+
+
 @pytest.mark.parametrize("status, body, error", [
     (400, {"error": {"message": "This model's maximum context length is 4096 tokens. However, you requested 5000 "
                                 "tokens. Please reduce the length of the messages.", "code": 400}}, ContextLengthError),

@@ -260,3 +260,74 @@ def test_unexpected_errors_do_not_leak_their_text(serve, caplog):
     r = httpx.post(server.url + "/v1/chat/completions", json={"model": "m", "messages": ASK})
     assert r.status_code == 500 and r.json()["error"]["code"] == "internal_error"
     assert "sk-live" not in r.text and "RuntimeError" in r.json()["error"]["message"]
+
+
+class _Gate(InferenceEngine):
+    """Counts the non-streamed calls in flight, the most at once, and on which kind of path they ran. Each
+    call waits until ``wanted`` calls are in flight (or ``patience`` seconds pass), so a bound shows."""
+
+    engine_id = "gate"
+
+    def __init__(self, wanted: int, patience: float = 1.5) -> None:
+        self.wanted, self.patience = wanted, patience
+        self.lock = threading.Lock()
+        self.in_flight = self.most = 0
+        self.paths: list = []
+        self.all_in = threading.Event()
+
+    def _enter(self, path: str) -> None:
+        with self.lock:
+            self.paths.append(path)
+            self.in_flight += 1
+            self.most = max(self.most, self.in_flight)
+            if self.in_flight >= self.wanted:
+                self.all_in.set()
+
+    def _leave(self) -> Completion:
+        with self.lock:
+            self.in_flight -= 1
+        return Completion(content="ok", finish_reason="stop", usage=Usage(1, 1))
+
+    def generate(self, messages, **kwargs):
+        self._enter("thread")
+        self.all_in.wait(self.patience)
+        return self._leave()
+
+    def list_models(self):
+        return ["m"]
+
+    def health(self):
+        return True
+
+
+class _AsyncGate(_Gate):
+    async def agenerate(self, messages, **kwargs):
+        self._enter("async")
+        deadline = asyncio.get_running_loop().time() + self.patience
+        while not self.all_in.is_set() and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.01)
+        return self._leave()
+
+
+async def _post_all(url: str, n: int) -> list:
+    async with httpx.AsyncClient(timeout=30, limits=httpx.Limits(max_connections=n)) as c:
+        body = {"model": "m", "messages": ASK}
+        replies = await asyncio.gather(*(c.post(url + "/v1/chat/completions", json=body) for _ in range(n)))
+    return [r.json()["choices"][0]["message"]["content"] for r in replies]
+
+
+def test_non_streamed_requests_use_the_engines_async_path_and_no_thread(serve):
+    # threads=1: were the requests run in worker threads, one at a time would be in flight
+    engine = _AsyncGate(wanted=12)
+    server = serve(engine, threads=1)
+    assert asyncio.run(_post_all(server.url, 12)) == ["ok"] * 12
+    assert engine.paths == ["async"] * 12
+    assert engine.most == 12
+
+
+def test_an_engine_without_an_async_client_runs_in_threads_within_the_servers_bound(serve):
+    engine = _Gate(wanted=6, patience=0.3)
+    server = serve(engine, threads=3)
+    assert asyncio.run(_post_all(server.url, 6)) == ["ok"] * 6
+    assert engine.paths == ["thread"] * 6
+    assert engine.most == 3  # the server's bound, not anyio's default of 40

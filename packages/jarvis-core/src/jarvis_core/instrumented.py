@@ -1,8 +1,8 @@
 """Observing any engine through the event bus.
 
 :class:`InstrumentedEngine` wraps an :class:`~jarvis_core.engine.base.InferenceEngine` and publishes
-``INFERENCE_START`` before and ``INFERENCE_END`` after every ``generate``, ``stream`` and ``stream_full``
-call. END is published on every path: success, an exception from the engine, and a stream the consumer
+``INFERENCE_START`` before and ``INFERENCE_END`` after every ``generate``, ``agenerate``, ``stream`` and
+``stream_full`` call. END is published on every path: success, an exception from the engine, and a stream the consumer
 stopped early (``status="cancelled"``). Both events share a ``request_id``.
 
 Event data (never message text, never headers or keys):
@@ -19,9 +19,10 @@ arrived); failures add ``error_type`` and ``error`` (the message, with any key t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import time
-from typing import Any, AsyncIterator, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Any, AsyncIterator, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
 
 from jarvis_core.engine.base import InferenceEngine, ToolLike
 from jarvis_core.events import EventBus, EventType, default_bus
@@ -54,6 +55,14 @@ class _Tally:
         self.finish_reason: Optional[str] = None
         self.usage: Optional[Usage] = None
         self.first_chunk_at: Optional[float] = None
+
+    def completed(self, result: Completion) -> Completion:
+        """``result``, counted (a non-streamed call)."""
+        self.finish_reason = result.finish_reason
+        self.usage = result.usage
+        self.tool_calls = len(result.tool_calls)
+        self.content_chars = len(result.content or "")
+        return result
 
     def chunk(self, now: float) -> None:
         self.chunks += 1
@@ -132,7 +141,7 @@ class InstrumentedEngine(InferenceEngine):
         self.bus.publish(
             EventType.INFERENCE_START,
             **ids,
-            stream=method != "generate",
+            stream=method in ("stream", "stream_full"),
             messages=len(messages),
             tools=len(tools or ()),
             max_tokens=max_tokens,
@@ -167,6 +176,25 @@ class InstrumentedEngine(InferenceEngine):
         self.bus.publish(EventType.INFERENCE_END, **data)
 
     # -- instrumented calls -------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _call(
+        self, method: str, messages: Sequence[MessageLike], model: str, temperature: Optional[float],
+        max_tokens: int, tools: Optional[Sequence[ToolLike]],
+    ) -> Iterator[_Tally]:
+        """START, then END with the status of the non-streamed call made inside the block."""
+        ids = self._start(method, messages, model, temperature, max_tokens, tools)
+        started = time.perf_counter()
+        tally = _Tally()
+        status, error = "error", None
+        try:
+            yield tally
+            status = "ok"
+        except BaseException as exc:
+            status, error = ("cancelled", None) if _is_cancel(exc) else ("error", exc)
+            raise
+        finally:
+            self._end(ids, started, tally, status, error=error, streamed=False)
+
     def generate(
         self,
         messages: Sequence[MessageLike],
@@ -177,25 +205,24 @@ class InstrumentedEngine(InferenceEngine):
         tools: Optional[Sequence[ToolLike]] = None,
         **options: Any,
     ) -> Completion:
-        ids = self._start("generate", messages, model, temperature, max_tokens, tools)
-        started = time.perf_counter()
-        tally = _Tally()
-        status, error = "error", None
-        try:
-            result = self.engine.generate(
-                messages, model=model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options
-            )
-            tally.finish_reason = result.finish_reason
-            tally.usage = result.usage
-            tally.tool_calls = len(result.tool_calls)
-            tally.content_chars = len(result.content or "")
-            status = "ok"
-            return result
-        except BaseException as exc:
-            status, error = ("cancelled", None) if _is_cancel(exc) else ("error", exc)
-            raise
-        finally:
-            self._end(ids, started, tally, status, error=error, streamed=False)
+        with self._call("generate", messages, model, temperature, max_tokens, tools) as tally:
+            return tally.completed(self.engine.generate(
+                messages, model=model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options))
+
+    async def agenerate(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        model: str,
+        temperature: Optional[float] = None,
+        max_tokens: int = 1024,
+        tools: Optional[Sequence[ToolLike]] = None,
+        **options: Any,
+    ) -> Completion:
+        """The wrapped engine's :meth:`~InferenceEngine.agenerate` (its async client, or its default thread)."""
+        with self._call("agenerate", messages, model, temperature, max_tokens, tools) as tally:
+            return tally.completed(await self.engine.agenerate(
+                messages, model=model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options))
 
     def stream(
         self,

@@ -232,6 +232,21 @@ class OllamaEngine(HTTPEngine):
         obj = self.request_json("POST", _CHAT, json_body=req.body, model=model)
         return self._completion(req, obj)
 
+    async def agenerate(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        model: str,
+        temperature: Optional[float] = None,
+        max_tokens: Optional[int] = 1024,
+        tools: Optional[Sequence[Any]] = None,
+        **options: Any,
+    ) -> Completion:
+        """Async twin of :meth:`generate`, on the engine's async client (no worker thread)."""
+        req = self._request(messages, model, temperature, max_tokens, tools, options, stream=False)
+        obj = await self.arequest_json("POST", _CHAT, json_body=req.body, model=model)
+        return self._completion(req, obj)
+
     async def stream_full(
         self,
         messages: Sequence[MessageLike],

@@ -89,6 +89,7 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         await verify_front_door(holder[0])
+        state.bound_worker_threads()
         if managed is not None:
             await managed.start()
         try:

@@ -1,7 +1,8 @@
 """The OpenAI-compatible routes: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /health``.
 
-The engine's blocking calls (``generate``, ``list_models``, ``health``) run in worker threads bounded by
-the server's limiter; streams use the engine's async ``stream_full`` directly on the event loop. A stream's
+Completions use the engine's async calls on the event loop: ``agenerate`` (an engine without an async
+client runs ``generate`` in a worker thread there) and ``stream_full``; ``list_models`` and ``health`` run
+in worker threads. All worker threads share the server's bound (``threads``). A stream's
 first engine chunk is awaited *before* the response starts, so a failure there is an ordinary HTTP error
 with an OpenAI error object; a failure after the first byte is an ``error`` SSE event, then the stream ends
 (never an error dressed up as content).
@@ -10,7 +11,6 @@ with an OpenAI error object; a failure after the first byte is an ``error`` SSE 
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 from typing import Any, AsyncIterator, Dict, Optional
 
@@ -89,8 +89,7 @@ async def chat_completions(request: Request) -> Response:
             return await agent_completion(state, req, req.agent or state.agent or "")
         kwargs = _engine_kwargs(state, req)
         if not req.stream:
-            call = functools.partial(state.engine.generate, req.messages, **kwargs)
-            completion = await anyio.to_thread.run_sync(call, limiter=state.limiter)
+            completion = await state.engine.agenerate(req.messages, **kwargs)
             if completion.finish_reason == "error":
                 raise StreamError("the engine reported an error instead of an answer", engine_id=state.engine_key)
             return json_response(completion_object(completion, model=req.model))

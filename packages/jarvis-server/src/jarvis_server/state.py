@@ -19,7 +19,8 @@ class ServerState:
     :param engine_key: its registry key (reported as ``owned_by`` and in ``/health``).
     :param model: the model used when a request names none.
     :param default_max_tokens: ``max_tokens`` when a request sends none (a request's own value is never raised).
-    :param threads: how many blocking engine calls may run at once in worker threads.
+    :param threads: how many blocking calls may run at once in worker threads (once the application has
+        started: :meth:`bound_worker_threads`).
     :param managed: the managed-agents service, when enabled.
     :param agent: the registered agent answering chat completions that name none (``None``: the engine).
     :param config: the jarvis config (agents read their ``[agents.<key>]`` tables from it).
@@ -41,10 +42,22 @@ class ServerState:
         self.engine_key = engine_key
         self.model = model
         self.default_max_tokens = default_max_tokens
+        self.threads = threads
         self.limiter = anyio.CapacityLimiter(threads)
         self.managed = managed
         self.agent = agent
         self.config = config
+
+    def bound_worker_threads(self) -> None:
+        """Make ``threads`` the bound of the event loop's default worker threads (anyio's), and use that
+        limiter: then every blocking call the server makes counts against one bound, whoever starts the
+        thread (an engine's default ``agenerate``, the agent stores, the routes). Called at startup, on the
+        server's loop."""
+        import anyio.to_thread
+
+        limiter = anyio.to_thread.current_default_thread_limiter()
+        limiter.total_tokens = self.threads
+        self.limiter = limiter
 
     def __repr__(self) -> str:
         return f"ServerState({self.engine_key!r}, model={self.model!r})"

@@ -2,6 +2,8 @@
 
 An engine implements :meth:`InferenceEngine.generate` and at least one of :meth:`~InferenceEngine.stream`
 or :meth:`~InferenceEngine.stream_full`; each streaming method has a default built on the other.
+:meth:`~InferenceEngine.agenerate`, the async twin of ``generate``, runs ``generate`` in a worker thread
+unless the engine has an async client of its own and overrides it.
 
 Sampling arguments left as ``None`` are *unset*: the engine fills them from the backend defaults of the
 model's family (:mod:`jarvis_core.defaults`), then from its own defaults (temperature 0.7). A literal
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import functools
 from typing import Any, AsyncIterator, ClassVar, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from jarvis_core.engine.redaction import scrub_error, scrub_value
@@ -58,6 +61,29 @@ class InferenceEngine(abc.ABC):
         **options: Any,
     ) -> Completion:
         """Run one request and return the whole response."""
+
+    async def agenerate(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        model: str,
+        temperature: Optional[float] = None,
+        max_tokens: int = 1024,
+        tools: Optional[Sequence[ToolLike]] = None,
+        **options: Any,
+    ) -> Completion:
+        """Async twin of :meth:`generate`: the same request, the same result and errors, awaited.
+
+        Default: :meth:`generate` in a worker thread (anyio's, so the threads an application allows for
+        blocking calls bound it; cancelling waits for the call to end). An engine with an async HTTP client
+        overrides it, so that a request in flight costs no thread: under a server answering many
+        non-streamed requests at once, each thread hop also waits for the GIL.
+        """
+        import anyio.to_thread  # off import time: registering a plugin stays cheap
+
+        call = functools.partial(self.generate, messages, model=model, temperature=temperature,
+                                 max_tokens=max_tokens, tools=tools, **options)
+        return await anyio.to_thread.run_sync(call)
 
     async def stream(
         self,

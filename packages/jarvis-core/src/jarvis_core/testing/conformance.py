@@ -217,6 +217,21 @@ class EngineConformance:
                 sent = [r.body for r in server.requests[-2:]]
                 assert sent[0] == sent[1], "Message objects and dicts must produce the same request"
 
+    def test_agenerate_matches_generate(self) -> None:
+        with self._serving("text") as server:
+            engine = self.make_engine(server.url)
+            try:
+                sync = engine.generate(list(PROMPT), **self._kwargs())
+                awaited = self._run(engine, lambda: engine.agenerate(list(PROMPT), **self._kwargs()))
+            finally:
+                engine.close()
+            if isinstance(server, ReplayServer):
+                sent = [r.body for r in server.requests[-2:]]
+                assert sent[0] == sent[1], "agenerate must send the request generate sends"
+        assert isinstance(awaited, Completion), f"agenerate returned {type(awaited).__name__}, not Completion"
+        assert (awaited.content, awaited.finish_reason, awaited.tool_calls) == (
+            sync.content, sync.finish_reason, sync.tool_calls), "agenerate must answer as generate does"
+
     # -- streaming ----------------------------------------------------------------------------------
     def test_stream_text_equals_stream_full_content(self) -> None:
         with self._serving("text") as server:
@@ -274,6 +289,17 @@ class EngineConformance:
         self._check_calls(result.tool_calls)
         assert result.finish_reason == "tool_calls"
 
+    def test_agenerate_tool_calls(self) -> None:
+        with self._serving("tools") as server:
+            engine = self.make_engine(server.url)
+            try:
+                result = self._run(engine, lambda: engine.agenerate(
+                    list(TOOL_PROMPT), tools=[WEATHER_TOOL], **self._kwargs()))
+            finally:
+                engine.close()
+        self._check_calls(result.tool_calls)
+        assert result.finish_reason == "tool_calls"
+
     def test_stream_full_tool_calls_are_complete(self) -> None:
         with self._serving("tools") as server:
             engine = self.make_engine(server.url)
@@ -301,6 +327,12 @@ class EngineConformance:
                 else:
                     raise AssertionError("an unknown option must raise InvalidOptionError")
                 try:
+                    self._run(engine, lambda: engine.agenerate(list(PROMPT), **self._kwargs(**{_BAD_OPTION: 1})))
+                except InvalidOptionError:
+                    pass
+                else:
+                    raise AssertionError("agenerate with an unknown option must raise InvalidOptionError")
+                try:
                     self._run(engine, lambda: self._collect(engine, PROMPT, **{_BAD_OPTION: 1}))
                 except InvalidOptionError:
                     pass
@@ -316,6 +348,7 @@ class EngineConformance:
         try:
             for what, call in (
                 ("generate", lambda: engine.generate(list(PROMPT), **self._kwargs())),
+                ("agenerate", lambda: self._run(engine, lambda: engine.agenerate(list(PROMPT), **self._kwargs()))),
                 ("stream_full", lambda: self._run(engine, lambda: self._collect(engine, PROMPT))),
                 ("list_models", engine.list_models),
             ):
@@ -344,6 +377,8 @@ class EngineConformance:
             try:
                 for what, call in (
                     ("generate", lambda: engine.generate(list(PROMPT), **self._kwargs())),
+                    ("agenerate", lambda: self._run(
+                        engine, lambda: engine.agenerate(list(PROMPT), **self._kwargs()))),
                     ("stream_full", lambda: self._run(engine, lambda: self._collect(engine, PROMPT))),
                 ):
                     try:

@@ -330,6 +330,31 @@ class OpenAICompatEngine(HTTPEngine):
         with self.scrubbed():
             return self._finish(call, parse_chat_completion(payload, engine_id=self.engine_id))
 
+    async def agenerate(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        model: str,
+        temperature: Optional[float] = None,
+        max_tokens: int = 1024,
+        tools: Optional[Sequence[ToolLike]] = None,
+        **options: Any,
+    ) -> Completion:
+        """Async twin of :meth:`generate`, on the engine's async client (no worker thread)."""
+        self.check_options(options)
+        mode = self._requested_mode(tools, options, messages)
+        if mode == "auto":
+            mode = await self._aauto_mode()
+        call = self._build(messages, model, temperature, max_tokens, tools, options, mode, stream=False)
+        try:
+            payload = await self.arequest_json("POST", self.chat_path, json_body=call.payload, model=model)
+        except ToolsNotSupportedError as exc:
+            if not self._drop_tools(call, exc):
+                raise
+            payload = await self.arequest_json("POST", self.chat_path, json_body=call.payload, model=model)
+        with self.scrubbed():
+            return self._finish(call, parse_chat_completion(payload, engine_id=self.engine_id))
+
     def stream_full(
         self,
         messages: Sequence[MessageLike],

@@ -215,6 +215,23 @@ class EmbeddedEngine(InferenceEngine):
         return engine.generate(messages, model=model or self.alias, temperature=temperature,
                                max_tokens=max_tokens or self.max_tokens, tools=tools, **options)
 
+    async def agenerate(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        model: str = "",
+        temperature: Optional[float] = None,
+        max_tokens: Optional[int] = None,
+        tools: Optional[Sequence[ToolLike]] = None,
+        **options: Any,
+    ) -> Completion:
+        """One reply from the managed server, awaited (the server starts in a thread, the request does not
+        need one)."""
+        self.check_options(options)
+        engine = await asyncio.to_thread(self._ensure_started)
+        return await engine.agenerate(messages, model=model or self.alias, temperature=temperature,
+                                      max_tokens=max_tokens or self.max_tokens, tools=tools, **options)
+
     async def stream_full(
         self,
         messages: Sequence[MessageLike],
