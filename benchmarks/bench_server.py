@@ -431,7 +431,7 @@ def main() -> int:
         if row["name"] == "direct":
             print(f"{row['kind']} client, {row['clients']} concurrent:")
         goal = "   (goal >= 0.80x)" if row["clients"] == 64 and row["name"] == "jarvis" else ""
-        vs = "" if row["name"] == "direct" else f" (+{row['added_ms']:.2f} ms, {_spread(row, 'latency_ratio')})"
+        vs = "" if row["name"] == "direct" else f" ({row['added_ms']:+.2f} ms, {_spread(row, 'latency_ratio')})"
         rate_vs = "" if row["name"] == "direct" else f" ({_spread(row, 'rate_ratio')}){goal}"
         print(f"   {row['name']:<8} {row['latency_ms']:8.2f} ms/request{vs}   {row['rate']:9.0f} chunks/s{rate_vs}")
         print(f"   {'':<8} CPU client {_cpu(row, 'client_req')} / {_cpu(row, 'client_stream')}"
@@ -487,7 +487,7 @@ def _write(rows: List[Dict[str, Any]], targets: Dict[str, str], args: argparse.N
         lat, rate = row["latency_ratio"], row["rate_ratio"]
         cells.append([
             row["kind"], str(row["clients"]), LABELS[row["name"]], f"{row['latency_ms']:.2f}",
-            "" if floor else f"+{row['added_ms']:.2f}",
+            "" if floor else f"{row['added_ms']:+.2f}",
             "1.00\u00d7" if floor else f"{fmt_ratio(lat[0])} ({lat[1]:.2f}\u2013{lat[2]:.2f})",
             f"{row['rate'] / 1e3:.1f}k",
             "1.00\u00d7" if floor else f"{fmt_ratio(rate[0])} ({rate[1]:.2f}\u2013{rate[2]:.2f})",
