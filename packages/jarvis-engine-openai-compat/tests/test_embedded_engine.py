@@ -106,6 +106,24 @@ def test_progress_to_an_ascii_stream_degrades_the_ellipsis(runnable, engines):
     assert "starting embedded llama.cpp server (SmolLM2-135M)...\n" in out.getvalue()
 
 
+def test_agenerate_starts_the_server_on_first_use_and_answers_as_generate(runnable, engines):
+    engine = small(engines, progress=False)
+    assert engine.server is None
+    started = []
+
+    async def ask():
+        try:
+            completion = await engine.agenerate(CHAT, temperature=0)
+            started.append(engine.server.status().pid)
+            return completion
+        finally:
+            await engine.aclose()
+
+    completion = asyncio.run(ask())
+    assert completion.content == ANSWER and completion.finish_reason == "stop"
+    assert started[0] is not None
+
+
 def test_a_crashed_server_is_replaced_and_the_engine_follows_it(runnable, engines):
     engine = small(engines, progress=False)
     assert engine.generate(CHAT, temperature=0).content == ANSWER
