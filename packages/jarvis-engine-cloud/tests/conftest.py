@@ -38,12 +38,14 @@ class Sleeps:
 
     def __init__(self) -> None:
         self.delays: List[float] = []
+        self.awaited = 0  # how many of them were waited the async way
 
     def __call__(self, delay: float) -> None:
         self.delays.append(delay)
 
     async def asleep(self, delay: float) -> None:
         self.delays.append(delay)
+        self.awaited += 1
 
 
 class CloudKit:

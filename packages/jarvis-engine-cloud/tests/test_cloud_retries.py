@@ -136,6 +136,31 @@ def test_openai_retry_after_ms_and_503_retry_after(cloud):
     assert cloud.sleeps.delays == [0.25, 3.0]
 
 
+@pytest.mark.parametrize("provider, path, answer, model", [
+    ("anthropic", "/v1/messages", ANTHROPIC_OK, "claude-x"),
+    ("gemini", "/v1beta/models/gemini-x:generateContent", GEMINI_OK, "gemini-x"),
+    ("openai", "/v1/chat/completions", OPENAI_OK, "gpt-x"),
+])
+def test_agenerate_retries_like_generate_and_waits_on_the_loop(cloud, retry_events, provider, path, answer, model):
+    with ReplayServer([
+        Exchange("POST", path, status=429, headers={"retry-after": "2"}, times=1, json={"error": {"message": "slow"}}),
+        Exchange("POST", path, json=answer),
+    ]) as server:
+        engine = cloud.engine(provider, server.url)
+
+        async def ask():
+            try:
+                return await engine.agenerate(MSGS, model=model)
+            finally:
+                await engine.aclose()
+
+        assert asyncio.run(ask()).content == "ok"
+        assert len(server.requests) == 2 and server.requests[0].body == server.requests[1].body
+    assert cloud.sleeps.delays == [2.0] and cloud.sleeps.awaited == 1
+    (event,) = retry_events
+    assert event.data["provider"] == ("google" if provider == "gemini" else provider) and event.data["attempt"] == 1
+
+
 def test_a_retry_after_too_long_to_wait_is_raised(cloud):
     with ReplayServer([Exchange("POST", "/v1/messages", status=429, headers={"retry-after": "3600"},
                                 json={"type": "error", "error": {"type": "rate_limit_error", "message": "daily quota"}})]) as server:

@@ -180,6 +180,23 @@ class CloudEngine(InferenceEngine):
                 messages, model=route.model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options
             )
 
+    async def agenerate(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        model: str,
+        temperature: Optional[float] = None,
+        max_tokens: int = 1024,
+        tools: Optional[Sequence[Any]] = None,
+        **options: Any,
+    ) -> Completion:
+        """Async twin of :meth:`generate`, on the provider's async client (retries wait without blocking)."""
+        with self.scrubbed():
+            client, route, options = self._prepare_call(model, options)
+            return await client.agenerate(
+                messages, model=route.model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options
+            )
+
     async def stream_full(
         self,
         messages: Sequence[MessageLike],

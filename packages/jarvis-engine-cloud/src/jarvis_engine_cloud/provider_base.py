@@ -4,7 +4,9 @@ Each provider is a small :class:`~jarvis_core.engine.http.HTTPEngine` (one poole
 one ``httpx.AsyncClient``, created on first use). :class:`ProviderClient` adds:
 
 - :meth:`post_json` / :meth:`get_json`: one request, retried by the :class:`~.retry.RetryPolicy` on 429
-  and 5xx;
+  and 5xx (:meth:`apost_json`, the async twin, waits with ``asyncio.sleep``);
+- :meth:`generate` / :meth:`agenerate`: a provider's :meth:`completion_request` sent, its reply turned
+  into a :class:`Completion` by its :meth:`completion_from`;
 - :meth:`open_sse`: a streamed request as an async iterator of event batches (one per network read);
 - :meth:`stream_batches` (each provider's): the stream as batches of chunks, one per network read, which
   :meth:`stream_full` and :class:`~.engine.CloudEngine` flatten in one loop (one async step per chunk);
@@ -17,7 +19,20 @@ one ``httpx.AsyncClient``, created on first use). :class:`ProviderClient` adds:
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, Callable, ClassVar, Dict, FrozenSet, List, Mapping, Optional, Sequence
+from typing import (
+    Any,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    ClassVar,
+    Dict,
+    FrozenSet,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+)
 
 import httpx
 
@@ -31,7 +46,7 @@ from jarvis_core.errors import (
     InvalidOptionError,
     StreamError,
 )
-from jarvis_core.types import MessageLike, StreamChunk
+from jarvis_core.types import Completion, MessageLike, StreamChunk
 from jarvis_engine_cloud.credentials import URL_VARS, ProviderSettings, Secret
 from jarvis_engine_cloud.retry import RetryPolicy
 
@@ -137,6 +152,19 @@ class ProviderClient(HTTPEngine):
                 self.retry.sleep(delay)
                 attempt += 1
 
+    async def _awith_retries(self, attempt_fn: Callable[[], Awaitable[Any]], model: str) -> Any:
+        attempt = 0
+        while True:
+            try:
+                return await attempt_fn()
+            except EngineError as exc:
+                delay = self.retry.delay_for(exc, attempt)
+                if delay is None:
+                    raise
+                self.retry.announce(exc, attempt=attempt, delay=delay, provider=self.provider, model=model)
+                await self.retry.async_sleep(delay)
+                attempt += 1
+
     def secret_values(self) -> Sequence[Any]:
         """Every secret this client knows (all providers' keys), not only its own, is masked."""
         return self._secrets
@@ -147,6 +175,11 @@ class ProviderClient(HTTPEngine):
     def post_json(self, path: str, body: Any, *, model: str = "") -> Any:
         """POST ``body`` and return the decoded reply, retrying rate limits and server errors."""
         return self._with_retries(lambda: self._request_once("POST", path, body, model, None), model)
+
+    async def apost_json(self, path: str, body: Any, *, model: str = "") -> Any:
+        """Async twin of :meth:`post_json` (the same retries, waited out without blocking the loop)."""
+        return await self._awith_retries(
+            lambda: self.arequest_json("POST", path, json_body=body, model=model or None), model)
 
     def get_json(self, path: str, *, params: Optional[Dict[str, Any]] = None) -> Any:
         """GET ``path`` and return the decoded reply, retrying rate limits and server errors."""
@@ -215,6 +248,35 @@ class ProviderClient(HTTPEngine):
                 attempt += 1
 
     # -- engine surface -----------------------------------------------------------------------------
+    def completion_request(
+        self, messages: Sequence[MessageLike], model: str, temperature: Optional[float], max_tokens: int,
+        tools: Optional[Sequence[Any]], options: Dict[str, Any],
+    ) -> Tuple[str, Any]:
+        """The path and body of a non-streamed request (each provider's own)."""
+        raise NotImplementedError
+
+    def completion_from(self, payload: Any, model: str) -> Completion:
+        """The normalized :class:`Completion` of a non-streamed reply (each provider's own)."""
+        raise NotImplementedError
+
+    def generate(
+        self, messages: Sequence[MessageLike], *, model: str, temperature: Optional[float] = None,
+        max_tokens: int = 1024, tools: Optional[Sequence[Any]] = None, **options: Any,
+    ) -> Completion:
+        """One request, retried like :meth:`post_json`; the normalized answer."""
+        self.check_options(options)
+        path, body = self.completion_request(messages, model, temperature, max_tokens, tools, options)
+        return self.completion_from(self.post_json(path, body, model=model), model)
+
+    async def agenerate(
+        self, messages: Sequence[MessageLike], *, model: str, temperature: Optional[float] = None,
+        max_tokens: int = 1024, tools: Optional[Sequence[Any]] = None, **options: Any,
+    ) -> Completion:
+        """Async twin of :meth:`generate`, on the async client (no worker thread)."""
+        self.check_options(options)
+        path, body = self.completion_request(messages, model, temperature, max_tokens, tools, options)
+        return self.completion_from(await self.apost_json(path, body, model=model), model)
+
     def stream_batches(
         self, messages: Sequence[MessageLike], *, model: str, temperature: Optional[float] = None,
         max_tokens: int = 1024, tools: Optional[Sequence[Any]] = None, **options: Any,

@@ -7,7 +7,7 @@ clients of :class:`~.provider_base.ProviderClient`, and normalizes the answer.
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, ClassVar, Dict, FrozenSet, List, Optional, Sequence
+from typing import Any, AsyncIterator, ClassVar, Dict, FrozenSet, List, Optional, Sequence, Tuple
 from urllib.parse import quote
 
 import attrs
@@ -43,15 +43,16 @@ class AnthropicClient(ProviderClient):
             headers["x-api-key"] = self._key.reveal()
         return headers
 
-    def generate(
-        self, messages: Sequence[MessageLike], *, model: str, temperature: Optional[float] = None,
-        max_tokens: int = 1024, tools: Optional[Sequence[Any]] = None, **options: Any,
-    ) -> Completion:
-        self.check_options(options)
-        body = anthropic_wire.build_payload(
+    def completion_request(
+        self, messages: Sequence[MessageLike], model: str, temperature: Optional[float], max_tokens: int,
+        tools: Optional[Sequence[Any]], options: Dict[str, Any],
+    ) -> Tuple[str, Any]:
+        return "/v1/messages", anthropic_wire.build_payload(
             messages, model=model, max_tokens=max_tokens, temperature=temperature, tools=tools, options=options
         )
-        completion = anthropic_wire.parse_message(self.post_json("/v1/messages", body, model=model))
+
+    def completion_from(self, payload: Any, model: str) -> Completion:
+        completion = anthropic_wire.parse_message(payload)
         return completion if completion.model else attrs.evolve(completion, model=model)
 
     async def stream_batches(
@@ -137,13 +138,14 @@ class GeminiClient(ProviderClient):
             return ModelNotFoundError(str(error), engine_id="cloud", status_code=status, body=error.body)
         return error
 
-    def generate(
-        self, messages: Sequence[MessageLike], *, model: str, temperature: Optional[float] = None,
-        max_tokens: int = 1024, tools: Optional[Sequence[Any]] = None, **options: Any,
-    ) -> Completion:
-        self.check_options(options)
+    def completion_request(
+        self, messages: Sequence[MessageLike], model: str, temperature: Optional[float], max_tokens: int,
+        tools: Optional[Sequence[Any]], options: Dict[str, Any],
+    ) -> Tuple[str, Any]:
         body = gemini_wire.build_payload(messages, max_tokens=max_tokens, temperature=temperature, tools=tools, options=options)
-        payload = self.post_json(self._model_path(model, "generateContent"), body, model=model)
+        return self._model_path(model, "generateContent"), body
+
+    def completion_from(self, payload: Any, model: str) -> Completion:
         return gemini_wire.parse_response(payload, model=model)
 
     async def stream_batches(
@@ -234,13 +236,14 @@ class OpenAIClient(ProviderClient):
             stream=stream, options=options, max_tokens_field=self.max_tokens_field,
         )
 
-    def generate(
-        self, messages: Sequence[MessageLike], *, model: str, temperature: Optional[float] = None,
-        max_tokens: int = 1024, tools: Optional[Sequence[Any]] = None, **options: Any,
-    ) -> Completion:
-        self.check_options(options)
-        body = self._payload(messages, model, temperature, max_tokens, tools, options, False)
-        completion = parse_chat_completion(self.post_json("/chat/completions", body, model=model), engine_id="cloud")
+    def completion_request(
+        self, messages: Sequence[MessageLike], model: str, temperature: Optional[float], max_tokens: int,
+        tools: Optional[Sequence[Any]], options: Dict[str, Any],
+    ) -> Tuple[str, Any]:
+        return "/chat/completions", self._payload(messages, model, temperature, max_tokens, tools, options, False)
+
+    def completion_from(self, payload: Any, model: str) -> Completion:
+        completion = parse_chat_completion(payload, engine_id="cloud")
         return attrs.evolve(
             completion, model=completion.model or model, metadata={**completion.metadata, "provider": OPENAI}
         )
