@@ -139,16 +139,22 @@ class ProviderClient(HTTPEngine):
         )
 
     # -- requests -----------------------------------------------------------------------------------
+    def _backoff(self, exc: EngineError, attempt: int, model: str) -> Optional[float]:
+        """The wait before retrying after ``exc`` (announced), or ``None``: give up and raise it."""
+        delay = self.retry.delay_for(exc, attempt)
+        if delay is not None:
+            self.retry.announce(exc, attempt=attempt, delay=delay, provider=self.provider, model=model)
+        return delay
+
     def _with_retries(self, attempt_fn: Callable[[], Any], model: str) -> Any:
         attempt = 0
         while True:
             try:
                 return attempt_fn()
             except EngineError as exc:
-                delay = self.retry.delay_for(exc, attempt)
+                delay = self._backoff(exc, attempt, model)
                 if delay is None:
                     raise
-                self.retry.announce(exc, attempt=attempt, delay=delay, provider=self.provider, model=model)
                 self.retry.sleep(delay)
                 attempt += 1
 
@@ -158,10 +164,9 @@ class ProviderClient(HTTPEngine):
             try:
                 return await attempt_fn()
             except EngineError as exc:
-                delay = self.retry.delay_for(exc, attempt)
+                delay = self._backoff(exc, attempt, model)
                 if delay is None:
                     raise
-                self.retry.announce(exc, attempt=attempt, delay=delay, provider=self.provider, model=model)
                 await self.retry.async_sleep(delay)
                 attempt += 1
 
@@ -240,10 +245,9 @@ class ProviderClient(HTTPEngine):
                     yield batch
                 return
             except EngineError as exc:
-                delay = None if started else self.retry.delay_for(exc, attempt)
+                delay = None if started else self._backoff(exc, attempt, model)
                 if delay is None:
                     raise
-                self.retry.announce(exc, attempt=attempt, delay=delay, provider=self.provider, model=model)
                 await self.retry.async_sleep(delay)
                 attempt += 1
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional
 
 import anyio
+import anyio.to_thread
 
 if TYPE_CHECKING:
     from jarvis_core.engine.base import InferenceEngine
@@ -53,8 +54,6 @@ class ServerState:
         limiter: then every blocking call the server makes counts against one bound, whoever starts the
         thread (an engine's default ``agenerate``, the agent stores, the routes). Called at startup, on the
         server's loop."""
-        import anyio.to_thread
-
         limiter = anyio.to_thread.current_default_thread_limiter()
         limiter.total_tokens = self.threads
         self.limiter = limiter

@@ -173,7 +173,9 @@ class OpenAICompatEngine(HTTPEngine):
 
         return ModelAdapter.for_model(model, self.engine_id, user_rules=self._model_defaults)
 
-    def _requested_mode(self, tools: Any, options: Mapping[str, Any], messages: Sequence[MessageLike] = ()) -> str:
+    def _checked_mode(self, messages: Sequence[MessageLike], tools: Any, options: Mapping[str, Any]) -> str:
+        """:meth:`check_options`, then the requested tool mode (``"auto"`` still to be resolved)."""
+        self.check_options(options)
         if not tools and not json_mode.has_tool_history(messages):
             return "native"
         mode = options.get("tool_mode") or self.tool_mode
@@ -289,7 +291,10 @@ class OpenAICompatEngine(HTTPEngine):
         return True
 
     # -- replies --------------------------------------------------------------------------------------
-    def _finish(self, call: _Call, completion: Completion) -> Completion:
+    def _finish(self, call: _Call, payload: Any) -> Completion:
+        """The :class:`Completion` of a non-streamed reply, post-processed for ``call``."""
+        with self.scrubbed():
+            completion = parse_chat_completion(payload, engine_id=self.engine_id)
         if call.mode == "json_schema":
             action = json_mode.parse_action(completion.content, call.tool_names)
             meta = {**completion.metadata, "tool_mode": "json_schema"}
@@ -316,8 +321,7 @@ class OpenAICompatEngine(HTTPEngine):
         **options: Any,
     ) -> Completion:
         """One non-streamed chat completion."""
-        self.check_options(options)
-        mode = self._requested_mode(tools, options, messages)
+        mode = self._checked_mode(messages, tools, options)
         if mode == "auto":
             mode = self._auto_mode()
         call = self._build(messages, model, temperature, max_tokens, tools, options, mode, stream=False)
@@ -327,8 +331,7 @@ class OpenAICompatEngine(HTTPEngine):
             if not self._drop_tools(call, exc):
                 raise
             payload = self.request_json("POST", self.chat_path, json_body=call.payload, model=model)
-        with self.scrubbed():
-            return self._finish(call, parse_chat_completion(payload, engine_id=self.engine_id))
+        return self._finish(call, payload)
 
     async def agenerate(
         self,
@@ -341,8 +344,7 @@ class OpenAICompatEngine(HTTPEngine):
         **options: Any,
     ) -> Completion:
         """Async twin of :meth:`generate`, on the engine's async client (no worker thread)."""
-        self.check_options(options)
-        mode = self._requested_mode(tools, options, messages)
+        mode = self._checked_mode(messages, tools, options)
         if mode == "auto":
             mode = await self._aauto_mode()
         call = self._build(messages, model, temperature, max_tokens, tools, options, mode, stream=False)
@@ -352,8 +354,7 @@ class OpenAICompatEngine(HTTPEngine):
             if not self._drop_tools(call, exc):
                 raise
             payload = await self.arequest_json("POST", self.chat_path, json_body=call.payload, model=model)
-        with self.scrubbed():
-            return self._finish(call, parse_chat_completion(payload, engine_id=self.engine_id))
+        return self._finish(call, payload)
 
     def stream_full(
         self,
@@ -387,8 +388,7 @@ class OpenAICompatEngine(HTTPEngine):
     async def _run_stream(self, messages: Sequence[MessageLike], model: str, temperature: Optional[float],
                           max_tokens: Optional[int], tools: Optional[Sequence[ToolLike]], options: Dict[str, Any],
                           text_only: bool) -> AsyncIterator[Any]:
-        self.check_options(options)
-        mode = self._requested_mode(tools, options, messages)
+        mode = self._checked_mode(messages, tools, options)
         if mode == "auto":
             mode = await self._aauto_mode()
         call = self._build(messages, model, temperature, max_tokens, tools, options, mode, stream=True)
