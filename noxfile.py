@@ -4,6 +4,7 @@
     nox -s ask -- "…"     the main job: ``jarvis ask`` on the embedded default (SmolLM2 via llama.cpp)
     nox -s lint           ruff
     nox -s typecheck      mypy over every package and example (config: [tool.mypy] in pyproject.toml)
+    nox -s docs           the documentation site (mkdocs, strict: broken links and API references fail)
     nox -s bench          the benchmarks under benchmarks/
 """
 
@@ -20,7 +21,7 @@ PACKAGES = sorted(str(p) for p in (ROOT / "packages").iterdir() if (p / "pyproje
 EXAMPLES = sorted(str(p) for p in (ROOT / "examples").iterdir() if (p / "pyproject.toml").exists())
 TEST_DIRS = [str(p / "tests") for p in map(pathlib.Path, PACKAGES) if (p / "tests").is_dir()] + ["tests"]
 
-nox.options.sessions = ["lint", "typecheck", "tests"]
+nox.options.sessions = ["lint", "typecheck", "docs", "tests"]
 nox.options.default_venv_backend = "venv"
 
 
@@ -64,6 +65,15 @@ def typecheck(session: nox.Session) -> None:
     session.install(*PACKAGES, *EXAMPLES, "pytest>=8", "mypy>=1.10", "types-psutil", "tomli>=2.0",
                     "exceptiongroup>=1.2")
     session.run("mypy")
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """The documentation site: the repository's Markdown plus an API reference from the docstrings, built by
+    mkdocs in strict mode into ``.site/`` (a broken link, anchor or API reference fails the build). The API
+    reference is read from the source (griffe), so the packages need not be installed."""
+    session.install("mkdocs>=1.6,<2", "mkdocs-material>=9.5,<10", "mkdocstrings[python]>=0.26,<2", "pyyaml>=6")
+    session.run("python", str(ROOT / "scripts" / "build_docs.py"), env={"NO_MKDOCS_2_WARNING": "1"})
 
 
 @nox.session

@@ -38,11 +38,11 @@ def _cap(_: Any, __: Any, value: int) -> None:
 class ToolPolicy:
     """How the :class:`~jarvis_core.tools.ToolExecutor` runs a tool.
 
-    :param confirm: the call needs an approver's yes; with no approver it is denied (fails closed).
-    :param timeout: seconds before the call is given up (``None``: no limit; not enforceable ``inline``).
-    :param max_output_chars: the tool's output is cut to this many characters, with a visible marker.
-    :param isolation: ``inline``, ``thread`` or ``process`` (see :data:`ISOLATIONS`).
-    :param side_effects: ``none``, ``read`` or ``write``: informs approvers and listings.
+    :ivar confirm: the call needs an approver's yes; with no approver it is denied (fails closed).
+    :ivar timeout: seconds before the call is given up (``None``: no limit; not enforceable ``inline``).
+    :ivar max_output_chars: the tool's output is cut to this many characters, with a visible marker.
+    :ivar isolation: ``inline``, ``thread`` or ``process`` (see :data:`ISOLATIONS`).
+    :ivar side_effects: ``none``, ``read`` or ``write``: informs approvers and listings.
     """
 
     confirm: bool = False
