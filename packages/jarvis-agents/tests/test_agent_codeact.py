@@ -67,7 +67,7 @@ def test_code_runs_in_the_sandbox_not_in_this_process(monkeypatch):
     pid, cwd, secret = result.tool_results[0].content.split()
     assert int(pid) != os.getpid() and os.path.basename(cwd).startswith("jarvis-sandbox-")
     assert secret == "None" and SECRET not in last_text(engine.calls[1])
-    assert not os.path.exists(cwd) and not os.path.exists(f"/proc/{pid}")  # the REPL is gone with the run
+    assert not os.path.exists(cwd)  # the REPL is gone with the run (its process: test_sandbox_jail)
 
 
 def test_a_failing_cell_is_a_failed_result_and_the_run_goes_on():

@@ -8,7 +8,9 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import time
 
+import psutil
 import pytest
 
 import jarvis_agents.plugin
@@ -56,8 +58,15 @@ def last_text(call) -> str:
     return call.messages[-1].content or ""
 
 
-def gone(pid: int) -> bool:
-    return not os.path.exists(f"/proc/{pid}")
+def gone(mark: str, within_s: float = 5.0) -> bool:
+    """No host process runs ``sleep <mark>`` (a child the REPL started; its pids are the jail's own)."""
+    end = time.monotonic() + within_s
+    while any(p.info["cmdline"] == ["sleep", mark] and p.info["status"] != psutil.STATUS_ZOMBIE
+              for p in psutil.process_iter(["cmdline", "status"])):
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 # -- sub-calls -----------------------------------------------------------------------------------------
@@ -180,7 +189,8 @@ def test_output_longer_than_max_output_chars_is_capped():
     assert "y" * 200 in seen and "y" * 201 not in seen and "[output truncated: 4801 more characters" in seen
 
 
-PID_CELL = code("import os\nprint(os.getpid(), os.getcwd())")
+def pid_cell(mark: str) -> str:
+    return code(f"import os, subprocess\nsubprocess.Popen(['sleep', '{mark}'])\nprint(os.getpid(), os.getcwd())")
 
 
 def _pid_and_dir(text: str):
@@ -189,22 +199,23 @@ def _pid_and_dir(text: str):
 
 
 def test_the_repl_is_a_child_process_that_is_gone_after_the_run():
-    engine = SubEngine([PID_CELL, "FINAL(ok)"])
+    engine = SubEngine([pid_cell("81.25"), "FINAL(ok)"])
     rlm(engine).run("?")
     pid, cwd = _pid_and_dir(last_text(engine.calls[1]))
-    assert pid != os.getpid() and gone(pid) and not os.path.exists(cwd)
+    assert pid != os.getpid() and gone("81.25") and not os.path.exists(cwd)
 
 
 def test_the_repl_is_gone_after_an_engine_error():
-    engine = SubEngine([PID_CELL, EngineError("the server went away")])
+    engine = SubEngine([pid_cell("82.25"), EngineError("the server went away")])
     with pytest.raises(EngineError):
         rlm(engine).run("?")
-    pid, cwd = _pid_and_dir(last_text(engine.calls[1]))
-    assert gone(pid) and not os.path.exists(cwd)
+    _, cwd = _pid_and_dir(last_text(engine.calls[1]))
+    assert gone("82.25") and not os.path.exists(cwd)
 
 
 def test_the_repl_is_gone_after_a_cancel_during_a_cell():
-    engine = SubEngine([code("import os\nllm_query(str(os.getpid()))")], delay=30.0)
+    engine = SubEngine([code("import subprocess\nsubprocess.Popen(['sleep', '83.25'])\nllm_query('x')")],
+                       delay=30.0)
     agent = rlm(engine)
 
     async def scenario():
@@ -214,15 +225,13 @@ def test_the_repl_is_gone_after_a_cancel_during_a_cell():
                 break
             await asyncio.sleep(0.01)
         assert engine.sub_calls, "the cell never called llm_query"
-        pid = int(engine.sub_calls[0]["prompt"])
-        assert not gone(pid)
+        assert not gone("83.25", within_s=0)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        return pid
 
-    pid = asyncio.run(asyncio.wait_for(scenario(), 20))
-    assert gone(pid)
+    asyncio.run(asyncio.wait_for(scenario(), 20))
+    assert gone("83.25")
 
 
 # -- construction --------------------------------------------------------------------------------------

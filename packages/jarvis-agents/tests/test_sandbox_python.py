@@ -22,6 +22,12 @@ def sandbox() -> PythonSandbox:
     return PythonSandbox(SandboxLimits(timeout_s=10))
 
 
+@pytest.fixture
+def unjailed() -> PythonSandbox:
+    """The limits-only sandbox, whose process ids are the host's (the jail's own are in test_sandbox_jail)."""
+    return PythonSandbox(SandboxLimits(timeout_s=10), isolation="rlimits")
+
+
 def _alive(pid: int) -> bool:
     try:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
@@ -71,7 +77,8 @@ def test_each_run_gets_its_own_directory(sandbox):
     assert cwd != first.stdout.strip() and exists == "False"
 
 
-def test_infinite_loop_is_killed_within_timeout_plus_one_second_and_nothing_is_left(sandbox):
+def test_infinite_loop_is_killed_within_timeout_plus_one_second_and_nothing_is_left(unjailed):
+    sandbox = unjailed
     code = (
         "import os, subprocess\n"
         "child = subprocess.Popen(['sleep', '60'])\n"
@@ -89,7 +96,8 @@ def test_infinite_loop_is_killed_within_timeout_plus_one_second_and_nothing_is_l
     assert _group_members(pgid) == []
 
 
-def test_background_process_of_a_successful_run_is_killed(sandbox):
+def test_background_process_of_a_successful_run_is_killed(unjailed):
+    sandbox = unjailed
     result = sandbox.run("import subprocess; print(subprocess.Popen(['sleep', '60']).pid)")
     assert result.ok, result
     assert not _alive(int(result.stdout))
@@ -213,7 +221,8 @@ def test_shell_command_runs_in_the_same_sandbox(sandbox, monkeypatch):
     assert sorted(line.split("=")[0] for line in env if line) == ["HOME", "LANG", "LC_ALL", "PATH", "PWD", "TMPDIR"]
 
 
-def test_shell_timeout_kills_the_commands_children(sandbox):
+def test_shell_timeout_kills_the_commands_children(unjailed):
+    sandbox = unjailed
     result = sandbox.run_shell("sleep 60 & echo $!; wait", timeout_s=1)
     assert result.timed_out and result.duration_s < 2
     assert not _alive(int(result.stdout))

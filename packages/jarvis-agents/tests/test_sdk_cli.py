@@ -9,6 +9,7 @@ import json
 import pytest
 
 import jarvis_agents.plugin
+from jarvis_agents.sandbox.jail import jail_status
 from jarvis_core.cli.main import main
 from jarvis_core.sdk import Jarvis
 from jarvis_core.testing import FakeEngine, installed_registry
@@ -155,7 +156,7 @@ def test_agents_and_tools_listings(capsys):
     with installed_registry(jarvis_agents.plugin):
         assert main(["agents"]) == 0
         table = capsys.readouterr().out.splitlines()
-        assert table[0].split() == ["KEY", "DESCRIPTION", "DISTRIBUTION", "VERSION"]
+        assert table[0].split() == ["KEY", "DESCRIPTION", "ISOLATION", "DISTRIBUTION", "VERSION"]
         assert [line.split()[0] for line in table[1:]] == ["claude_code", "codeact", "monitor_operative",
                                                            "native_openhands", "native_react", "openhands",
                                                            "operative", "orchestrator", "react", "rlm", "simple"]
@@ -164,6 +165,9 @@ def test_agents_and_tools_listings(capsys):
     assert set(tools) == {"calculator", "think", "file_read", "file_write", "llm", "memory_store", "memory_retrieve",
                           "memory_search", "code_interpreter", "shell_exec", "web_fetch"}
     assert tools["file_write"]["confirm"] is True and tools["file_read"]["side_effects"] == "read"
+    # which isolation the code-running tools get here (the jail, or "none (why)")
+    assert tools["code_interpreter"]["isolation"] == tools["shell_exec"]["isolation"] == jail_status().describe()
+    assert "isolation" not in tools["calculator"]
     with installed_registry():
         assert main(["tools"]) == 0
         assert "no tools installed; pip install jarvis-agents" in capsys.readouterr().out

@@ -3,14 +3,21 @@
 Targets are ``"module:attribute"`` strings, so ``jarvis plugins`` imports none of the agent or tool code.
 """
 
+from jarvis_agents.sandbox.jail import jail_status
 from jarvis_core import hookimpl
 
 _AGENTS = "jarvis_agents.agents"
 _TOOLS = "jarvis_agents.tools"
 
 
+def _isolation():
+    """What a code-running agent or tool gets by default here: the jail, or why not (cheap checks only)."""
+    return jail_status().describe()
+
+
 @hookimpl
 def jarvis_register_agents(register):
+    isolation = _isolation()
     register("simple", f"{_AGENTS}.simple:SimpleAgent", description="one model call, no tools")
     register("orchestrator", f"{_AGENTS}.orchestrator:OrchestratorAgent",
              description="tool loop; mode function_calling | structured | text | auto (default auto)")
@@ -18,11 +25,13 @@ def jarvis_register_agents(register):
              description="Thought / Action / Action Input / Final Answer text protocol with stop sequences")
     register("react", f"{_AGENTS}.react:ReActAgent", description="alias of native_react", alias_of="native_react")
     register("native_openhands", f"{_AGENTS}.codeact:CodeActAgent",
-             description="CodeAct: native calls, fenced Python run in a persistent sandboxed REPL, Hermes and Action text")
+             description="CodeAct: native calls, fenced Python run in a persistent sandboxed REPL, Hermes and Action text",
+             isolation=isolation)
     register("codeact", f"{_AGENTS}.codeact:CodeActAgent", description="alias of native_openhands",
-             alias_of="native_openhands")
+             alias_of="native_openhands", isolation=isolation)
     register("rlm", f"{_AGENTS}.rlm:RLMAgent",
-             description="Recursive LM: the context lives in a sandboxed REPL; llm_query/llm_batch/tool_call; FINAL(x)")
+             description="Recursive LM: the context lives in a sandboxed REPL; llm_query/llm_batch/tool_call; FINAL(x)",
+             isolation=isolation)
     register("operative", f"{_AGENTS}.operative:OperativeAgent",
              description="tool loop that remembers between runs (state and session in SQLite, per operator id)")
     register("monitor_operative", f"{_AGENTS}.monitor:MonitorOperativeAgent",
@@ -38,6 +47,7 @@ def jarvis_register_agents(register):
 
 @hookimpl
 def jarvis_register_tools(register):
+    isolation = _isolation()
     register("calculator", f"{_TOOLS}.calculator:Calculator", description="exact, bounded arithmetic",
              side_effects="none", confirm=False)
     register("think", f"{_TOOLS}.think:ThinkTool", description="a scratchpad; returns the thought",
@@ -58,9 +68,10 @@ def jarvis_register_tools(register):
              side_effects="read", confirm=False)
     register("code_interpreter", f"{_TOOLS}.code:CodeInterpreterTool",
              description="run Python in the sandbox (separate process, clean environment, limits)", side_effects="write",
-             confirm=False)
+             confirm=False, isolation=isolation)
     register("shell_exec", f"{_TOOLS}.code:ShellExecTool", description="opt-in ([tools.shell_exec] enabled = true): "
-             "run a /bin/sh command in the sandbox (needs confirmation)", side_effects="write", confirm=True, opt_in=True)
+             "run a /bin/sh command in the sandbox (needs confirmation)", side_effects="write", confirm=True, opt_in=True,
+             isolation=isolation)
     register("web_fetch", f"{_TOOLS}.web:WebFetchTool",
              description="fetch a public web page as text (SSRF check on every redirect hop)", side_effects="read",
              confirm=False)

@@ -13,6 +13,8 @@ import json
 from typing import Any, AsyncIterator, Optional
 
 from jarvis_agents.agents.tool_loop import LoopAgent
+from jarvis_agents.sandbox.jail import check_isolation
+from jarvis_agents.sandbox.python import PythonSandbox
 from jarvis_agents.sandbox.repl import CellResult, PythonRepl
 from jarvis_agents.tools.code import CodeRunFailed
 from jarvis_core.agents import AgentEvent, AgentRun
@@ -20,7 +22,7 @@ from jarvis_core.errors import ConfigError
 from jarvis_core.tools import ToolExecutor, ToolPolicy
 from jarvis_core.types import ToolCall, ToolSpec, new_call_id
 
-__all__ = ["CELL_TOOL", "CellTool", "ReplAgent", "attach_repl", "cell_call", "check_cell_name"]
+__all__ = ["CELL_TOOL", "CellTool", "ReplAgent", "attach_repl", "cell_call", "check_cell_name", "run_sandbox"]
 
 #: The name of the cell tool in events and results.
 CELL_TOOL = "python"
@@ -30,6 +32,13 @@ def check_cell_name(tools: Any, agent: str) -> None:
     """Refuse a user tool that would take the cell tool's name."""
     if any(getattr(getattr(t, "spec", None), "name", None) == CELL_TOOL for t in tools):
         raise ConfigError(f"the {agent} agent runs code as the tool {CELL_TOOL!r}; rename the tool of that name")
+
+
+def run_sandbox(sandbox: Optional[PythonSandbox], isolation: str, key: str) -> PythonSandbox:
+    """The sandbox of a code-running agent: the one given, else a new one with ``isolation`` (``"jail"``,
+    the default, refuses to run code where the jail cannot be had; ``"rlimits"`` accepts the limits only)."""
+    check_isolation(isolation, f"{key}.isolation")
+    return sandbox if sandbox is not None else PythonSandbox(isolation=isolation)
 
 
 def cell_call(code: str) -> ToolCall:
@@ -101,7 +110,8 @@ class ReplAgent(LoopAgent):
             async for event in self.body(run):
                 yield event
         finally:
-            run.state["repl"].close()
+            # The REPL's process tree is killed at once; its reaping is awaited off the loop.
+            await run.state["repl"].aclose()
 
     async def body(self, run: AgentRun) -> AsyncIterator[AgentEvent]:
         """The run's work once the window is known."""

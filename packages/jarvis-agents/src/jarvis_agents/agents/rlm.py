@@ -19,7 +19,8 @@ pieces it picks.
 
 Options: ``sub_model`` (default: the agent's model), ``sub_temperature`` (0.3), ``sub_max_tokens`` (1024),
 ``max_output_chars`` (10000), ``cell_timeout_s`` (30), ``max_concurrent_sub_calls`` (4),
-``max_input_chars`` (4000), ``context_window``, ``sandbox``; and ``final_answer_on_max_turns``.
+``max_input_chars`` (4000), ``context_window``, ``isolation`` (``"jail"``, the default, or ``"rlimits"``: as
+for codeact), ``sandbox``; and ``final_answer_on_max_turns``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import json
 import re
 from typing import Any, AsyncIterator, List, Optional, Tuple
 
-from jarvis_agents.agents.cells import ReplAgent, cell_call, check_cell_name
+from jarvis_agents.agents.cells import ReplAgent, cell_call, check_cell_name, run_sandbox
 from jarvis_agents.agents.code_blocks import joined_code
 from jarvis_agents.agents.context_window import ContextWindow, check_window, fit_observation
 from jarvis_agents.agents.rlm_calls import SubCalls
@@ -113,7 +114,7 @@ class RLMAgent(ReplAgent):
     def __init__(self, engine: Any, *, sub_model: Optional[str] = None, sub_temperature: Optional[float] = 0.3,
                  sub_max_tokens: int = 1024, max_output_chars: int = 10_000, cell_timeout_s: float = 30.0,
                  max_concurrent_sub_calls: int = 4, max_input_chars: int = 4000, context_window: Optional[int] = None,
-                 sandbox: Optional[PythonSandbox] = None, **kwargs: Any) -> None:
+                 sandbox: Optional[PythonSandbox] = None, isolation: str = "jail", **kwargs: Any) -> None:
         if sub_model is not None and (not isinstance(sub_model, str) or not sub_model.strip()):
             raise ConfigError(f"sub_model must be a model id, got {sub_model!r}", key="agents.rlm.sub_model")
         if sub_temperature is not None:
@@ -129,7 +130,7 @@ class RLMAgent(ReplAgent):
         self.sub_model: str = sub_model or self.model
         self.sub_temperature = sub_temperature
         self.window = ContextWindow(engine, self.model, window)
-        self.sandbox = sandbox or PythonSandbox()
+        self.sandbox = run_sandbox(sandbox, isolation, "agents.rlm")
 
     # -- the prompt ---------------------------------------------------------------------------------
     def build_messages(self, input: str, context: Optional[AgentContext]) -> List[Message]:

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from jarvis_agents.sandbox.errors import (
         ContainerRuntimeError,
         ContainerRuntimeNotFoundError,
+        JailUnavailableError,
         MountRefusedError,
         SandboxError,
         SandboxLimitError,
@@ -30,6 +31,7 @@ __all__ = [
     "ContainerRunner",
     "ContainerRuntimeError",
     "ContainerRuntimeNotFoundError",
+    "JailUnavailableError",
     "Mount",
     "MountPolicy",
     "MountRefusedError",
@@ -49,6 +51,7 @@ _EXPORTS = {
     "ContainerRunner": "jarvis_agents.sandbox.container",
     "ContainerRuntimeError": "jarvis_agents.sandbox.errors",
     "ContainerRuntimeNotFoundError": "jarvis_agents.sandbox.errors",
+    "JailUnavailableError": "jarvis_agents.sandbox.errors",
     "Mount": "jarvis_agents.sandbox.mounts",
     "MountPolicy": "jarvis_agents.sandbox.mounts",
     "MountRefusedError": "jarvis_agents.sandbox.errors",

@@ -7,7 +7,7 @@ unprivileged user when it was started as root, and then either runs the job's Py
 than in a ``preexec_fn`` keeps the parent safe to use from threads.
 
 The job: ``{"mode": "python"|"exec", "code": str, "argv": [str], "args": [str], "limits": {"RLIMIT_X":
-[soft, hard]}, "user": [uid, gid] | null}``. ``args`` (python mode, optional) become ``sys.argv[1:]``: the
+[soft, hard]}, "user": [uid, gid] | null, "cwd": str | null}``; ``cwd`` is entered after the user switch. ``args`` (python mode, optional) become ``sys.argv[1:]``: the
 persistent REPL (:mod:`~jarvis_agents.sandbox.repl_child`) gets its channel descriptors that way.
 """
 
@@ -66,6 +66,9 @@ def main() -> None:
     _apply_limits(job.get("limits") or {})
     if job.get("user"):
         _drop_privileges(job["user"])
+    if job.get("cwd"):
+        os.chdir(job["cwd"])
+    os.environ.pop("PWD", None)  # bwrap sets it; the job's environment is exactly the one it was given
     if job["mode"] == "exec":
         argv = job["argv"]
         os.execve(argv[0], argv, os.environ)

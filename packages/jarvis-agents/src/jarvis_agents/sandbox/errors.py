@@ -13,6 +13,7 @@ from jarvis_core.errors import ConfigError, JarvisError
 __all__ = [
     "ContainerRuntimeError",
     "ContainerRuntimeNotFoundError",
+    "JailUnavailableError",
     "MountRefusedError",
     "SandboxError",
     "SandboxLimitError",
@@ -26,6 +27,12 @@ class SandboxError(JarvisError):
 
 class SandboxUnavailableError(SandboxError):
     """This platform lacks what the process sandbox needs (POSIX process groups and ``resource`` limits)."""
+
+
+class JailUnavailableError(SandboxUnavailableError):
+    """The sandbox was asked for the bubblewrap jail (the default) and this machine cannot give it: no
+    ``bwrap``, no user namespaces, not Linux, or bwrap refused to start. The message says what to install,
+    and how to accept the rlimit-only sandbox knowingly (``isolation = "rlimits"``)."""
 
 
 class SandboxLimitError(SandboxError, ConfigError):

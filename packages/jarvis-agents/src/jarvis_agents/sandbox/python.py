@@ -5,11 +5,15 @@ module, so no ``.pth`` file runs) on :mod:`~jarvis_agents.sandbox.child_bootstra
 working directory, with an environment of a fixed ``PATH``, a UTF-8 locale and ``HOME``/``TMPDIR`` pointing
 at that directory, and nothing else: no API key and no ``JARVIS_*`` variable of the host reaches it. The
 bootstrap applies the CPU, address-space, file-size, process-count and open-file limits, and when jarvis
-runs as root it switches to an unprivileged user (``nobody``, 65534) first. The run has its own session;
-when it ends or times out the whole process group is killed (see :mod:`~jarvis_agents.sandbox.process`).
+runs as root it switches to an unprivileged user (``nobody``, 65534) first.
 
-What it does **not** isolate: the network (the code can open connections), and the filesystem beyond the
-limits above (the code can read whatever the sandbox user can read). See ``docs/sandbox.md``.
+With ``isolation="jail"`` (the default) the child runs inside bubblewrap (:mod:`~jarvis_agents.sandbox.jail`):
+its own PID, network, IPC and UTS namespaces and a mount view where only its work directory is writable
+and the host's home, ``~/.jarvis``, other runs' directories and the project are absent. Where the jail
+cannot be had, a run raises :class:`~jarvis_agents.sandbox.errors.JailUnavailableError` (never a silent
+fallback); ``isolation="rlimits"`` accepts the limits-only sandbox knowingly: then the code can open
+network connections, read whatever the sandbox user can read, and a ``setsid`` process outlives the run.
+See ``docs/sandbox.md``.
 """
 
 from __future__ import annotations
@@ -17,12 +21,22 @@ from __future__ import annotations
 import marshal
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from jarvis_agents.sandbox.errors import SandboxUnavailableError
+from jarvis_agents.sandbox.jail import (
+    BOOTSTRAP_IN_JAIL,
+    JailStatus,
+    check_isolation,
+    jail_argv,
+    jail_exit_code,
+    jail_status,
+    refuse_unjailed,
+)
 from jarvis_agents.sandbox.limits import SandboxLimits
 from jarvis_agents.sandbox.process import run_process
 from jarvis_agents.sandbox.result import SandboxResult, describe_exit
@@ -35,7 +49,9 @@ _BOOTSTRAP = str(Path(__file__).with_name("child_bootstrap.py"))
 _SHELL = "/bin/sh"
 # Modules the bootstrap itself does not import, so the probe really reads the standard library.
 _PROBE = "import decimal, subprocess, email.message"
-_USABLE: Dict[Tuple[str, Tuple[int, int]], bool] = {}
+_USABLE: Dict[Tuple[str, Optional[Tuple[int, int]], str], str] = {}  # "" when usable, else why not
+_INTERPRETERS: Dict[str, Tuple[str, Tuple[str, ...]]] = {}
+_WHERE = "import os, sys; print(os.path.realpath(sys.executable)); print(sys.base_prefix); print(sys.base_exec_prefix)"
 # The job holds only dicts, lists, str, int and None, which this format version encodes the same way for
 # every CPython 3 (the child may be another interpreter than this one).
 _MARSHAL_VERSION = 2
@@ -52,6 +68,10 @@ class PythonSandbox:
     ``python3`` on :data:`SAFE_PATH` that it can use, found once by a probe run. A failure of the code is
     a result with ``ok=False``; a platform without process groups or resource limits, or no usable
     interpreter, raises :class:`SandboxUnavailableError`.
+
+    ``isolation`` is ``"jail"`` (default: bubblewrap namespaces; a run raises :class:`JailUnavailableError`
+    where they cannot be had) or ``"rlimits"`` (the resource limits only, accepted knowingly). ``network``
+    lets a jailed run keep the host's network (default: a network namespace of its own, no connections).
     """
 
     def __init__(
@@ -60,6 +80,8 @@ class PythonSandbox:
         *,
         python: Optional[str] = None,
         user: Optional[Tuple[int, int]] = None,
+        isolation: str = "jail",
+        network: bool = False,
     ) -> None:
         if os.name != "posix" or not hasattr(os, "killpg"):
             raise SandboxUnavailableError(
@@ -70,10 +92,18 @@ class PythonSandbox:
         if user is None and os.geteuid() == 0:
             user = UNPRIVILEGED_USER
         self.user = user
+        self.isolation = check_isolation(isolation, "sandbox.isolation")
+        self.network = bool(network)
         self._python = python
 
     def __repr__(self) -> str:
-        return f"PythonSandbox(limits={self.limits!r}, python={self._python!r}, user={self.user!r})"
+        return (f"PythonSandbox(limits={self.limits!r}, python={self._python!r}, user={self.user!r}, "
+                f"isolation={self.isolation!r}, network={self.network!r})")
+
+    @property
+    def jailed(self) -> bool:
+        """Whether runs go into the bubblewrap jail (``isolation="jail"``)."""
+        return self.isolation == "jail"
 
     @property
     def python(self) -> str:
@@ -83,19 +113,25 @@ class PythonSandbox:
         return self._python
 
     def _pick_python(self) -> str:
-        if self.user is None:
+        if self.user is None and not self.jailed:
             return sys.executable
+        if self.jailed and not jail_status().available:
+            raise refuse_unjailed(jail_status())
         candidates = [sys.executable, shutil.which("python3", path=SAFE_PATH)]
+        failures = []
         for candidate in dict.fromkeys(c for c in candidates if c):
-            key = (candidate, self.user)
+            key = (candidate, self.user, self.isolation)
             if key not in _USABLE:
                 probe = self._run({"mode": "python", "code": _PROBE}, SandboxLimits(timeout_s=30), candidate)
-                _USABLE[key] = probe.ok
-            if _USABLE[key]:
+                _USABLE[key] = "" if probe.ok else (probe.stderr.strip()[-500:] or probe.error)
+            if not _USABLE[key]:
                 return candidate
+            failures.append(f"{candidate}: {_USABLE[key]}")
+        if self.jailed:
+            raise refuse_unjailed(JailStatus(False, reason="bwrap could not run the interpreter: " + "; ".join(failures)))
         raise SandboxUnavailableError(
-            f"no Python interpreter whose standard library uid {self.user[0]} can read: tried "
-            f"{', '.join(c for c in candidates if c)}; pass python= an interpreter installed outside a "
+            f"no Python interpreter whose standard library uid {self.user[0] if self.user else os.getuid()} can "
+            f"read: tried {', '.join(c for c in candidates if c)}; pass python= an interpreter installed outside a "
             "private home directory, or user= a user that can read it"
         )
 
@@ -115,23 +151,35 @@ class PythonSandbox:
         return workdir
 
     def command(self, python: Optional[str] = None) -> List[str]:
-        """The child's command line: the interpreter in isolated mode on the bootstrap."""
+        """The child's command line without the jail: the interpreter in isolated mode on the bootstrap."""
         return [python or self.python, "-I", "-S", _BOOTSTRAP]
 
-    def job(self, job: Dict[str, Any], limits: SandboxLimits) -> bytes:
-        """``job`` with these limits and the user, encoded for the bootstrap's stdin."""
-        job = {**job, "limits": self.rlimits(limits), "user": list(self.user) if self.user else None}
+    def argv(self, workdir: str, python: Optional[str] = None) -> List[str]:
+        """The command line that starts a child in ``workdir``: :meth:`command`, inside the jail when
+        ``isolation="jail"`` (:class:`JailUnavailableError` when this machine cannot give it)."""
+        if not self.jailed:
+            return self.command(python)
+        status = jail_status()
+        if not status.available or status.bwrap is None:
+            raise refuse_unjailed(status)
+        real, prefixes = _interpreter(python or self.python)
+        return jail_argv([real, "-I", "-S", BOOTSTRAP_IN_JAIL], bwrap=status.bwrap, workdir=workdir,
+                         prefixes=prefixes, bootstrap=_BOOTSTRAP, network=self.network)
+
+    def job(self, job: Dict[str, Any], limits: SandboxLimits, workdir: Optional[str] = None) -> bytes:
+        """``job`` with these limits, the user and the directory to run in, encoded for the bootstrap's stdin."""
+        job = {**job, "limits": self.rlimits(limits), "user": list(self.user) if self.user else None, "cwd": workdir}
         return marshal.dumps(job, _MARSHAL_VERSION)
 
     def _run(self, job: Dict[str, Any], limits: SandboxLimits, python: Optional[str] = None) -> SandboxResult:
         workdir = self.make_workdir()
         try:
-            argv = self.command(python)
+            argv = self.argv(workdir, python)
             interpreter = argv[0]
             try:
                 outcome = run_process(
                     argv,
-                    stdin_data=self.job(job, limits),
+                    stdin_data=self.job(job, limits, workdir),
                     env=child_environment(workdir),
                     cwd=workdir,
                     timeout_s=limits.timeout_s,
@@ -141,17 +189,22 @@ class PythonSandbox:
                 raise SandboxUnavailableError(f"cannot start the sandbox interpreter {interpreter}: {exc}") from None
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
-        ok = outcome.exit_code == 0 and not outcome.timed_out
+        code = self.exit_code(outcome.exit_code)
+        ok = code == 0 and not outcome.timed_out
         return SandboxResult(
             ok=ok,
-            exit_code=outcome.exit_code,
+            exit_code=code,
             stdout=outcome.stdout.decode("utf-8", "replace"),
             stderr=outcome.stderr.decode("utf-8", "replace"),
             truncated=outcome.truncated,
             timed_out=outcome.timed_out,
             duration_s=outcome.duration_s,
-            error="" if ok else describe_exit(outcome.exit_code, outcome.timed_out, limits.timeout_s),
+            error="" if ok else describe_exit(code, outcome.timed_out, limits.timeout_s),
         )
+
+    def exit_code(self, code: int) -> int:
+        """The child's exit status as ``Popen.returncode`` gives it (negative for a signal), jailed or not."""
+        return jail_exit_code(code) if self.jailed and code is not None else code
 
     def rlimits(self, limits: SandboxLimits) -> Dict[str, List[int]]:
         """The resource limits the bootstrap applies, as ``{"RLIMIT_X": [soft, hard]}``."""
@@ -168,6 +221,22 @@ class PythonSandbox:
             "RLIMIT_NOFILE": [limits.open_files, limits.open_files],
             "RLIMIT_CORE": [0, 0],
         }
+
+
+def _interpreter(python: str) -> Tuple[str, Tuple[str, ...]]:
+    """The real path of ``python`` and its installation prefixes (what the jail binds read-only)."""
+    if python not in _INTERPRETERS:
+        if python == sys.executable:
+            found = [os.path.realpath(sys.executable), sys.base_prefix, sys.base_exec_prefix]
+        else:
+            try:
+                out = subprocess.run([python, "-I", "-S", "-c", _WHERE], capture_output=True, text=True, timeout=30,
+                                     check=True, env={"PATH": SAFE_PATH}).stdout.split("\n")
+            except (OSError, subprocess.SubprocessError) as exc:
+                raise SandboxUnavailableError(f"cannot start the sandbox interpreter {python}: {exc}") from None
+            found = [line.strip() for line in out[:3]]
+        _INTERPRETERS[python] = (found[0], tuple(found[1:]))
+    return _INTERPRETERS[python]
 
 
 def child_environment(workdir: str) -> Dict[str, str]:

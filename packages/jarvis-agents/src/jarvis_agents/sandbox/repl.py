@@ -18,8 +18,11 @@ the exchange.
 - **Failures.** An exception in a cell (``exit()`` included) is a failed :class:`CellResult` and the REPL
   goes on. A timeout, a crash or a limit ends the child: the result says ``lost=True``, and the next cell
   starts a fresh child (its ``variables`` defined again, everything else gone).
-- **Clean-up.** :meth:`PythonRepl.close` (or leaving ``async with``) kills the process group and removes
-  the working directory. It is synchronous and idempotent, so it is safe in a ``finally``.
+- **Clean-up.** :meth:`PythonRepl.close` kills the child at once and never blocks: in the jail the child
+  is the first process of its own PID namespace, so every process the code started (``setsid`` and
+  double-forked ones included) dies with it; the reaping, the draining of its pipes and the removal of the
+  working directory happen on a thread. It is idempotent, so it is safe in a ``finally``.
+  :meth:`PythonRepl.aclose` (and leaving ``async with``) also awaits that clean-up, off the event loop.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Dict, Mapping, Optional, Sequence
+from typing import Any, Awaitable, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
 import attrs
 
@@ -128,6 +131,7 @@ class PythonRepl:
         self._transports: list = []
         self._log = bytearray()
         self._drainer: Optional[threading.Thread] = None
+        self._reaper: Optional[threading.Thread] = None
         self._ids = 0
         self.pid: Optional[int] = None
 
@@ -145,14 +149,19 @@ class PythonRepl:
         if self._proc is not None:
             return
         loop = asyncio.get_running_loop()
-        argv = await asyncio.to_thread(self.sandbox.command)  # the first use may probe the interpreter
         workdir = self.sandbox.make_workdir()
+        try:
+            # the first use may probe the interpreter (and the jail): off the loop
+            argv = await asyncio.to_thread(self.sandbox.argv, workdir)
+        except BaseException:
+            shutil.rmtree(workdir, ignore_errors=True)
+            raise
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         settings = {"fds": [to_child_r, from_child_w], "max_output_chars": self.max_output_chars,
                     "functions": list(self.functions), "final": self.final}
         job = self.sandbox.job({"mode": "python", "code": _CHILD_SOURCE.read_text(encoding="utf-8"),
-                                "args": [json.dumps(settings)]}, self.limits)
+                                "args": [json.dumps(settings)]}, self.limits, workdir)
         try:
             proc = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -169,7 +178,7 @@ class PythonRepl:
         self._proc, self._workdir, self.pid = proc, workdir, proc.pid
         self.starts += 1
         self._log = bytearray()
-        self._drainer = threading.Thread(target=self._drain, args=(proc,), daemon=True, name="repl-log")
+        self._drainer = threading.Thread(target=_drain, args=(proc, self._log), daemon=True, name="repl-log")
         self._drainer.start()
         assert proc.stdin is not None
         with contextlib.suppress(OSError):  # a child that died at once is reported below
@@ -185,7 +194,7 @@ class PythonRepl:
         self._transports.append(writer)
         ready = await self._read(_START_TIMEOUT_S)
         if not isinstance(ready, dict) or ready.get("op") != "ready":
-            reason = self._lose()
+            reason = await self._lose()
             raise SandboxUnavailableError(f"the sandbox REPL did not start ({reason})")
         if self.variables:
             result = await self._roundtrip({"op": "define", "values": self.variables})
@@ -193,14 +202,25 @@ class PythonRepl:
                 raise SandboxUnavailableError(f"the sandbox REPL could not take its variables: {result.error}")
 
     def close(self) -> None:
-        """Kill the process group, reap the child and remove the working directory (idempotent)."""
-        self._lose()
+        """Kill the child and everything it started, at once; reaping it and removing the working directory
+        go on in a thread (idempotent, never blocks)."""
+        ended = self._kill()
+        if ended is not None:
+            self._reaper = threading.Thread(target=_reap, args=ended, daemon=True, name="repl-reap")
+            self._reaper.start()
+
+    async def aclose(self) -> None:
+        """:meth:`close`, then await the clean-up off the event loop."""
+        self.close()
+        reaper = self._reaper
+        if reaper is not None:
+            await asyncio.to_thread(reaper.join)
 
     async def __aenter__(self) -> PythonRepl:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        self.close()
+        await self.aclose()
 
     # -- cells --------------------------------------------------------------------------------------
     async def execute(self, code: str) -> CellResult:
@@ -220,12 +240,12 @@ class PythonRepl:
             try:
                 reply = await self._read(budget)
             except asyncio.TimeoutError:
-                self._lose()
+                await self._lose()
                 return CellResult(False, error=f"timed out after {self.cell_timeout_s:g} s; the REPL process group "
                                   "was killed", lost=True, timed_out=True, duration_s=time.monotonic() - started)
             budget -= time.monotonic() - waited
             if reply is None:
-                reason = self._lose()
+                reason = await self._lose()
                 return CellResult(False, error=f"the REPL process ended: {reason}", lost=True,
                                   duration_s=time.monotonic() - started)
             if reply.get("op") == "call":
@@ -274,33 +294,55 @@ class PythonRepl:
             return None
         return message if isinstance(message, dict) else None
 
-    def _drain(self, proc: subprocess.Popen[bytes]) -> None:
-        """Keep the start of what the child wrote to its own stdout/stderr (for the reason when it dies)."""
-        assert proc.stdout is not None
-        for chunk in iter(lambda: proc.stdout.read(65536), b""):  # type: ignore[union-attr]
-            room = _LOG_CAP - len(self._log)
-            if room > 0:
-                self._log += chunk[:room]
-
-    def _lose(self) -> str:
-        """End the child (group kill, reap), close the channel, remove the directory; returns the reason."""
+    def _kill(self) -> Optional[Tuple[subprocess.Popen[bytes], Optional[threading.Thread], Optional[str], bytearray,
+                                      float, Callable[[int], int]]]:
+        """Kill the child's process group and close the channel, without waiting for anything; what is left
+        to do (see :func:`_reap`) is returned, ``None`` when no child runs."""
         proc, self._proc = self._proc, None
         if proc is None:
-            return "not running"
+            return None
         kill_group(proc.pid)
         for transport in self._transports:
             with contextlib.suppress(Exception):  # the loop may be closed already
                 transport.close()
         self._transports = []
-        code = proc.wait()
-        if self._drainer is not None:
-            self._drainer.join(timeout=1.0)
-        if proc.stdout is not None:
-            with contextlib.suppress(OSError):
-                proc.stdout.close()
-        if self._workdir is not None:
-            shutil.rmtree(self._workdir, ignore_errors=True)
-            self._workdir = None
-        reason = describe_exit(code, False, self.cell_timeout_s) or "exit code 0"
-        log = bytes(self._log).decode("utf-8", "replace").strip()
-        return f"{reason}; it wrote: {log[-1000:]}" if log else reason
+        workdir, self._workdir = self._workdir, None
+        return proc, self._drainer, workdir, self._log, self.cell_timeout_s, self.sandbox.exit_code
+
+    async def _lose(self) -> str:
+        """End the child (see :meth:`_kill`), then reap it off the loop; returns the reason it ended."""
+        ended = self._kill()
+        if ended is None:
+            return "not running"
+        return await asyncio.to_thread(_reap, *ended)
+
+
+def _drain(proc: subprocess.Popen[bytes], log: bytearray) -> None:
+    """Keep the start of what the child wrote to its own stdout/stderr (for the reason when it dies).
+    This thread alone reads and closes the pipe (closing it under a blocked read would block)."""
+    assert proc.stdout is not None
+    stream = proc.stdout
+    try:
+        for chunk in iter(lambda: stream.read(65536), b""):
+            room = _LOG_CAP - len(log)
+            if room > 0:
+                log += chunk[:room]
+    except (OSError, ValueError):
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            stream.close()
+
+
+def _reap(proc: subprocess.Popen[bytes], drainer: Optional[threading.Thread], workdir: Optional[str],
+          log: bytearray, timeout_s: float, exit_code: Callable[[int], int]) -> str:
+    """Reap the killed child, give its log a moment to arrive, remove the working directory (blocking)."""
+    code = exit_code(proc.wait())
+    if drainer is not None:
+        # Without the jail a setsid grandchild may hold the pipe: the drainer then ends when it does.
+        drainer.join(timeout=1.0)
+    if workdir is not None:
+        shutil.rmtree(workdir, ignore_errors=True)
+    reason = describe_exit(code, False, timeout_s) or "exit code 0"
+    text = bytes(log).decode("utf-8", "replace").strip()
+    return f"{reason}; it wrote: {text[-1000:]}" if text else reason

@@ -2,7 +2,10 @@
 
 Both run in a :class:`~jarvis_agents.sandbox.PythonSandbox`: a separate process with an environment of
 its own (no API key or ``JARVIS_*`` variable of the host), a fresh empty directory, CPU, memory, file-size
-and process limits, and a process-group kill at the timeout. Neither takes an environment argument: the
+and process limits, and a kill at the timeout; by default inside the bubblewrap jail (its own PID and
+network namespaces, a mount view without the host's home or jarvis's config). Where the jail cannot be had a
+call fails with :class:`~jarvis_agents.sandbox.errors.JailUnavailableError`, unless the tool's
+``isolation = "rlimits"`` accepts the limits-only sandbox knowingly. Neither takes an environment argument: the
 model cannot ask for a host variable. ``shell_exec`` is off unless the config turns it on
 (``[tools.shell_exec] enabled = true``) and needs confirmation on every call.
 
@@ -13,6 +16,7 @@ whose message is the run's output and reason, so the model reads what went wrong
 from __future__ import annotations
 
 from jarvis_agents.sandbox.errors import SandboxLimitError
+from jarvis_agents.sandbox.jail import check_isolation
 from jarvis_agents.sandbox.limits import SandboxLimits
 from jarvis_agents.sandbox.python import PythonSandbox
 from jarvis_agents.sandbox.result import SandboxResult
@@ -32,7 +36,9 @@ class CodeRunFailed(RuntimeError):
     """The code or command ran and failed; the message is its output followed by the reason."""
 
 
-def _sandbox(tool: str, timeout: float, memory_mb: int, max_processes: int, max_output_chars: int) -> PythonSandbox:
+def _sandbox(tool: str, timeout: float, memory_mb: int, max_processes: int, max_output_chars: int,
+             isolation: str) -> PythonSandbox:
+    check_isolation(isolation, f"tools.{tool}.isolation")
     try:
         limits = SandboxLimits(
             timeout_s=timeout,
@@ -42,7 +48,7 @@ def _sandbox(tool: str, timeout: float, memory_mb: int, max_processes: int, max_
         )
     except SandboxLimitError as exc:
         raise ConfigError(f"[tools.{tool}]: {exc}", key=f"tools.{tool}") from None
-    return PythonSandbox(limits)
+    return PythonSandbox(limits, isolation=isolation)
 
 
 def _policy(timeout: float, max_output_chars: int, *, confirm: bool) -> ToolPolicy:
@@ -65,7 +71,8 @@ class CodeInterpreterTool(BaseTool):
     """``code_interpreter(code)``: run Python in the sandbox and return what it printed.
 
     Options (``[tools.code_interpreter]``): ``timeout`` seconds (30), ``memory_mb`` (1024),
-    ``max_processes`` (32), ``max_output_chars`` kept of stdout and of stderr (16000).
+    ``max_processes`` (32), ``max_output_chars`` kept of stdout and of stderr (16000), ``isolation``
+    (``"jail"``, or ``"rlimits"`` to accept the limits-only sandbox knowingly).
     """
 
     spec = ToolSpec(
@@ -86,9 +93,10 @@ class CodeInterpreterTool(BaseTool):
     )
 
     def __init__(
-        self, timeout: float = 30.0, memory_mb: int = 1024, max_processes: int = 32, max_output_chars: int = 16_000
+        self, timeout: float = 30.0, memory_mb: int = 1024, max_processes: int = 32, max_output_chars: int = 16_000,
+        isolation: str = "jail",
     ) -> None:
-        self.sandbox = _sandbox("code_interpreter", timeout, memory_mb, max_processes, max_output_chars)
+        self.sandbox = _sandbox("code_interpreter", timeout, memory_mb, max_processes, max_output_chars, isolation)
         # per instance: the executor's timeout follows the configured one
         self.policy = _policy(timeout, max_output_chars, confirm=False)  # type: ignore[misc]
 
@@ -101,7 +109,8 @@ class ShellExecTool(BaseTool):
     """``shell_exec(command)``: run a ``/bin/sh`` command in the same sandbox; opt-in, and confirmed per call.
 
     Options (``[tools.shell_exec]``): ``enabled`` (must be ``true``), ``timeout`` seconds (30),
-    ``memory_mb`` (1024), ``max_processes`` (32), ``max_output_chars`` (16000). There is deliberately no
+    ``memory_mb`` (1024), ``max_processes`` (32), ``max_output_chars`` (16000), ``isolation`` (as for
+    ``code_interpreter``). There is deliberately no
     option or argument that passes host environment variables through.
     """
 
@@ -128,6 +137,7 @@ class ShellExecTool(BaseTool):
         memory_mb: int = 1024,
         max_processes: int = 32,
         max_output_chars: int = 16_000,
+        isolation: str = "jail",
     ) -> None:
         if enabled is not True:
             raise ConfigError(
@@ -135,7 +145,7 @@ class ShellExecTool(BaseTool):
                 "confirmation); to allow it, set `enabled = true` in [tools.shell_exec]",
                 key="tools.shell_exec.enabled",
             )
-        self.sandbox = _sandbox("shell_exec", timeout, memory_mb, max_processes, max_output_chars)
+        self.sandbox = _sandbox("shell_exec", timeout, memory_mb, max_processes, max_output_chars, isolation)
         # per instance: the executor's timeout follows the configured one
         self.policy = _policy(timeout, max_output_chars, confirm=True)  # type: ignore[misc]
 

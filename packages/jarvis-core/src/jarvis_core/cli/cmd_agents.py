@@ -1,4 +1,5 @@
-"""``jarvis agents``: the installed agents (key, what it does, where it comes from); ``--json`` for scripts."""
+"""``jarvis agents``: the installed agents (key, what it does, the isolation its code runs in for agents that run
+code, where it comes from); ``--json`` for scripts."""
 
 from __future__ import annotations
 
@@ -22,5 +23,5 @@ def run(args: argparse.Namespace) -> int:
     """Print the agents."""
     from jarvis_core.cli.listing import run_listing
 
-    return run_listing(args, "agent", ("key", "description", "distribution", "version"),
+    return run_listing(args, "agent", ("key", "description", "isolation", "distribution", "version"),
                        "pip install jarvis-agents")

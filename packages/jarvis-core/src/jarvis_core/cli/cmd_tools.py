@@ -1,5 +1,5 @@
-"""``jarvis tools``: the installed tools (key, side effects, whether a call needs confirmation, what it does,
-where it comes from); ``--json`` for scripts."""
+"""``jarvis tools``: the installed tools (key, side effects, whether a call needs confirmation, the isolation
+of those that run code, what it does, where it comes from); ``--json`` for scripts."""
 
 from __future__ import annotations
 
@@ -24,5 +24,5 @@ def run(args: argparse.Namespace) -> int:
     """Print the tools."""
     from jarvis_core.cli.listing import run_listing
 
-    return run_listing(args, "tool", ("key", "side_effects", "confirm", "description", "distribution"),
+    return run_listing(args, "tool", ("key", "side_effects", "confirm", "isolation", "description", "distribution"),
                        "pip install jarvis-agents")
