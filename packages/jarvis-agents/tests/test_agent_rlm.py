@@ -243,3 +243,45 @@ def test_registered_and_bad_options_are_config_errors():
     for bad in ({"sub_max_tokens": 0}, {"max_output_chars": "lots"}, {"sub_model": ""}, {"cell_timeout_s": -1}):
         with pytest.raises(ConfigError):
             rlm(FakeEngine(), **bad)
+
+
+# -- caps on sub-calls ---------------------------------------------------------------------------------
+LOOP_CELL = code("n = 0\ntry:\n    for i in range(3000):\n        llm_query('x')\n        n += 1\n"
+                 "except RuntimeError as exc:\n    print(n, exc)")
+
+
+def _cell_text(result) -> str:
+    return result.tool_results[0].content
+
+
+def test_a_cell_calling_llm_query_in_a_loop_stops_at_the_per_cell_cap():
+    engine = SubEngine([LOOP_CELL, "FINAL(done)"])
+    result = rlm(engine, max_sub_calls_per_cell=5).run("?")
+    assert len(engine.sub_calls) == 5
+    assert _cell_text(result).startswith("5 llm_query failed: SubCallLimitError: at most 5 sub-model calls per cell")
+    assert result.metadata["sub_calls"] == 5
+
+
+def test_the_per_run_cap_spans_cells_and_a_batch_past_a_cap_is_refused_whole():
+    engine = SubEngine([LOOP_CELL, code("try:\n    llm_batch(['a'] * 3)\nexcept RuntimeError as exc:\n    print(exc)"),
+                        "FINAL(done)"])
+    result = rlm(engine, max_sub_calls_per_cell=5, max_sub_calls_per_run=7).run("?")
+    assert _cell_text(result).startswith("5 ")
+    assert "at most 7 sub-model calls per run: 5 made, 3 more asked" in result.tool_results[1].content
+    assert len(engine.sub_calls) == 5  # none of the refused batch ran
+
+
+def test_the_per_cell_token_budget_stops_sub_calls():
+    engine = SubEngine([LOOP_CELL, "FINAL(done)"])  # each sub-call reports 15 tokens
+    result = rlm(engine, max_sub_tokens_per_cell=40).run("?")
+    assert len(engine.sub_calls) == 3
+    assert "the sub-model token budget of this cell is spent (45 of 40)" in _cell_text(result)
+
+
+def test_time_spent_answering_sub_calls_counts_against_the_cell_deadline():
+    engine = SubEngine([LOOP_CELL, "FINAL(done)"], delay=0.5)
+    started = time.monotonic()
+    result = rlm(engine, cell_timeout_s=1.5).run("?")
+    assert time.monotonic() - started < 10
+    assert "timed out after 1.5 s (its llm_query, llm_batch and tool_call time included)" in _cell_text(result)
+    assert len(engine.sub_calls) <= 4

@@ -18,7 +18,9 @@ pieces it picks.
   taken as the answer (with a notice).
 
 Options: ``sub_model`` (default: the agent's model), ``sub_temperature`` (0.3), ``sub_max_tokens`` (1024),
-``max_output_chars`` (10000), ``cell_timeout_s`` (30), ``max_concurrent_sub_calls`` (4),
+``max_output_chars`` (10000), ``cell_timeout_s`` (30: the cell's wall clock, its sub-calls included),
+``max_concurrent_sub_calls`` (4), ``max_sub_calls_per_cell`` (32), ``max_sub_calls_per_run`` (256),
+``max_sub_tokens_per_cell`` (100000), ``max_sub_tokens_per_run`` (500000) (see :mod:`.rlm_calls`),
 ``max_input_chars`` (4000), ``context_window``, ``isolation`` (``"jail"``, the default, or ``"rlimits"``: as
 for codeact), ``sandbox``; and ``final_answer_on_max_turns``.
 """
@@ -113,7 +115,9 @@ class RLMAgent(ReplAgent):
 
     def __init__(self, engine: Any, *, sub_model: Optional[str] = None, sub_temperature: Optional[float] = 0.3,
                  sub_max_tokens: int = 1024, max_output_chars: int = 10_000, cell_timeout_s: float = 30.0,
-                 max_concurrent_sub_calls: int = 4, max_input_chars: int = 4000, context_window: Optional[int] = None,
+                 max_concurrent_sub_calls: int = 4, max_sub_calls_per_cell: int = 32, max_sub_calls_per_run: int = 256,
+                 max_sub_tokens_per_cell: int = 100_000, max_sub_tokens_per_run: int = 500_000,
+                 max_input_chars: int = 4000, context_window: Optional[int] = None,
                  sandbox: Optional[PythonSandbox] = None, isolation: str = "jail", **kwargs: Any) -> None:
         if sub_model is not None and (not isinstance(sub_model, str) or not sub_model.strip()):
             raise ConfigError(f"sub_model must be a model id, got {sub_model!r}", key="agents.rlm.sub_model")
@@ -123,6 +127,10 @@ class RLMAgent(ReplAgent):
         self.max_output_chars = _positive(max_output_chars, "max_output_chars", whole=True, minimum=100)
         self.cell_timeout_s = float(_positive(cell_timeout_s, "cell_timeout_s", whole=False, minimum=0.1))
         self.max_concurrent_sub_calls = _positive(max_concurrent_sub_calls, "max_concurrent_sub_calls", whole=True)
+        self.max_sub_calls_per_cell = _positive(max_sub_calls_per_cell, "max_sub_calls_per_cell", whole=True)
+        self.max_sub_calls_per_run = _positive(max_sub_calls_per_run, "max_sub_calls_per_run", whole=True)
+        self.max_sub_tokens_per_cell = _positive(max_sub_tokens_per_cell, "max_sub_tokens_per_cell", whole=True)
+        self.max_sub_tokens_per_run = _positive(max_sub_tokens_per_run, "max_sub_tokens_per_run", whole=True)
         self.max_input_chars = _positive(max_input_chars, "max_input_chars", whole=True, minimum=100)
         window = check_window(context_window, "agents.rlm.context_window")
         super().__init__(engine, **kwargs)
@@ -154,8 +162,9 @@ class RLMAgent(ReplAgent):
     # -- the run ------------------------------------------------------------------------------------
     def make_repl(self, run: AgentRun) -> PythonRepl:
         value, _ = _context_of(run.input, run.context)
+        run.state["sub_call_handler"] = calls = SubCalls(self, run)
         return PythonRepl(self.sandbox, cell_timeout_s=self.cell_timeout_s, max_output_chars=self.max_output_chars,
-                          handler=SubCalls(self, run), functions=("llm_query", "llm_batch", "tool_call"), final=True,
+                          handler=calls, functions=("llm_query", "llm_batch", "tool_call"), final=True,
                           variables={"context": value})
 
     async def body(self, run: AgentRun) -> AsyncIterator[AgentEvent]:
@@ -226,6 +235,7 @@ class RLMAgent(ReplAgent):
         yield ToolCallsRequested(run.run_id, run.turns, (call,))
         cell = run.state["cell"]
         cell.last = None
+        run.state["sub_call_handler"].new_cell()
         result = await run.executor.aexecute(call)
         run.tool_results.append(result)
         yield ToolCallFinished(run.run_id, run.turns, result)

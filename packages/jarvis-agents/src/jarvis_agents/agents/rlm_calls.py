@@ -10,6 +10,14 @@
 - ``tool_call(name, **arguments)``: one call of the agent's tools through its executor (validation,
   approval, timeout, events); the result is added to the run's tool results. A failed call is an error
   in the cell.
+
+**Caps.** Sub-model calls are counted per cell and per run (``max_sub_calls_per_cell``,
+``max_sub_calls_per_run``), and so are their tokens (``max_sub_tokens_per_cell``,
+``max_sub_tokens_per_run``: prompt and completion, as the engine reports them, else about four characters
+a token). A call past a count cap, or once a token cap is spent, is refused with
+:class:`SubCallLimitError`, which the cell reads as ``RuntimeError: llm_query failed: SubCallLimitError:
+…``; a batch that would pass a count cap is refused whole, before any of it runs. Their time counts
+against the cell's deadline (:class:`~jarvis_agents.sandbox.repl.PythonRepl`).
 """
 
 from __future__ import annotations
@@ -21,9 +29,16 @@ from typing import Any, Dict, List
 from jarvis_agents.model_call import complete_text
 from jarvis_core.agents import AgentRun
 from jarvis_core.agents.run import add_usage
+from jarvis_core.errors import JarvisError
 from jarvis_core.types import Message, ToolCall, new_call_id
 
-__all__ = ["SubCalls", "reporting_engine"]
+__all__ = ["SubCallLimitError", "SubCalls", "reporting_engine"]
+
+_CELL_CALLS, _CELL_TOKENS, _RUN_TOKENS = "cell_sub_calls", "cell_sub_tokens", "sub_tokens"
+
+
+class SubCallLimitError(JarvisError):
+    """A cell asked for more sub-model calls, or tokens, than the rlm agent's caps allow."""
 
 
 def reporting_engine(engine: Any, bus: Any) -> Any:
@@ -44,7 +59,30 @@ class SubCalls:
         self.engine = reporting_engine(agent.engine, agent.bus)
         self.limit = asyncio.Semaphore(agent.max_concurrent_sub_calls)
         self.tools = agent.executor.with_run(run.run_id)
-        run.state.setdefault("sub_calls", 0)
+        for key in ("sub_calls", _RUN_TOKENS):
+            run.state.setdefault(key, 0)
+        self.new_cell()
+
+    def new_cell(self) -> None:
+        """Start the per-cell counts afresh (the agent calls this before each cell)."""
+        self.run.state[_CELL_CALLS] = 0
+        self.run.state[_CELL_TOKENS] = 0
+
+    def _reserve(self, count: int) -> None:
+        """Count ``count`` calls against the caps, or refuse them all with :class:`SubCallLimitError`."""
+        state, agent = self.run.state, self.agent
+        hint = "answer with what you have (FINAL) or make fewer, larger calls"
+        for used, cap, scope in ((state[_CELL_CALLS], agent.max_sub_calls_per_cell, "cell"),
+                                 (state["sub_calls"], agent.max_sub_calls_per_run, "run")):
+            if used + count > cap:
+                raise SubCallLimitError(f"at most {cap} sub-model calls per {scope}: {used} made, {count} more asked; "
+                                        f"{hint}")
+        for used, cap, scope in ((state[_CELL_TOKENS], agent.max_sub_tokens_per_cell, "cell"),
+                                 (state[_RUN_TOKENS], agent.max_sub_tokens_per_run, "run")):
+            if used >= cap:
+                raise SubCallLimitError(f"the sub-model token budget of this {scope} is spent ({used} of {cap}); {hint}")
+        state[_CELL_CALLS] += count
+        state["sub_calls"] += count
 
     async def __call__(self, fn: str, args: Dict[str, Any]) -> Any:
         if fn == "llm_query":
@@ -56,19 +94,26 @@ class SubCalls:
         raise ValueError(f"unknown REPL call {fn!r}")
 
     async def query(self, prompt: str) -> str:
-        """One sub-model call; its usage goes into the run."""
+        """One sub-model call (counted against the caps); its usage goes into the run."""
+        self._reserve(1)
+        return await self._query(prompt)
+
+    async def _query(self, prompt: str) -> str:
         agent = self.agent
         options = {**agent.options, "temperature": agent.sub_temperature, "max_tokens": agent.sub_max_tokens}
         async with self.limit:
             self.run.model_calls += 1
-            self.run.state["sub_calls"] += 1
             text, usage = await complete_text(self.engine, [Message.user(prompt)], model=agent.sub_model, **options)
         self.run.usage = add_usage(self.run.usage, usage)
+        spent = usage.total_tokens if usage is not None else (len(prompt) + len(text)) // 4
+        self.run.state[_CELL_TOKENS] += spent
+        self.run.state[_RUN_TOKENS] += spent
         return text
 
     async def batch(self, prompts: List[str]) -> List[str]:
-        """Every prompt, concurrently up to the limit; answers in order."""
-        answers = await asyncio.gather(*(self.query(p) for p in prompts), return_exceptions=True)
+        """Every prompt, concurrently up to the limit (all counted against the caps first); answers in order."""
+        self._reserve(len(prompts))
+        answers = await asyncio.gather(*(self._query(p) for p in prompts), return_exceptions=True)
         failed = [(i, a) for i, a in enumerate(answers) if isinstance(a, BaseException)]
         for _, error in failed:
             if not isinstance(error, Exception):  # a cancellation: not the model's business

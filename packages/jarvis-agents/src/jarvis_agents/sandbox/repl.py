@@ -11,9 +11,9 @@ the exchange.
   (those named in ``functions``); each becomes a request to the parent, which awaits ``handler(fn, args)``
   and answers. The cell blocks meanwhile. An exception of the handler becomes a ``RuntimeError`` in the
   cell.
-- **Time.** ``cell_timeout_s`` is the wall-clock time a cell may run, not counting the time the parent
-  spends answering its calls (a batch of model calls may take long). At the limit the whole process
-  group is killed. ``RLIMIT_CPU`` covers the whole REPL: the sandbox limits' ``cpu_seconds``, else ten
+- **Time.** ``cell_timeout_s`` is the wall-clock time a cell may run, the time the parent spends answering
+  its calls included (so a cell cannot buy itself more time by calling). At the limit a call still being
+  answered is cancelled and the child is killed. ``RLIMIT_CPU`` covers the whole REPL: the sandbox limits' ``cpu_seconds``, else ten
   times the cell timeout.
 - **Failures.** An exception in a cell (``exit()`` included) is a failed :class:`CellResult` and the REPL
   goes on. A timeout, a crash or a limit ends the child: the result says ``lost=True``, and the next cell
@@ -92,7 +92,7 @@ class PythonRepl:
 
     :param sandbox: where the limits, the user and the interpreter come from (default: a new
         :class:`PythonSandbox`).
-    :param cell_timeout_s: wall-clock seconds per cell, time spent answering its calls not counted.
+    :param cell_timeout_s: wall-clock seconds per cell, time spent answering its calls included.
     :param max_output_chars: how much of a cell's printed output is kept.
     :param handler: answers the calls named in ``functions``.
     :param functions: which of ``llm_query``, ``llm_batch``, ``tool_call`` exist in the REPL.
@@ -233,24 +233,24 @@ class PythonRepl:
         self._ids += 1
         ident = self._ids
         started = time.monotonic()
+        deadline = started + self.cell_timeout_s
         self._send({**message, "id": ident})
-        budget = self.cell_timeout_s
         while True:
-            waited = time.monotonic()
             try:
-                reply = await self._read(budget)
+                reply = await self._read(deadline - time.monotonic())
+                if reply is not None and reply.get("op") == "call":
+                    answer = await asyncio.wait_for(self._serve(reply), max(deadline - time.monotonic(), 0.001))
+                    self._send(answer)
+                    continue
             except asyncio.TimeoutError:
                 await self._lose()
-                return CellResult(False, error=f"timed out after {self.cell_timeout_s:g} s; the REPL process group "
-                                  "was killed", lost=True, timed_out=True, duration_s=time.monotonic() - started)
-            budget -= time.monotonic() - waited
+                return CellResult(False, error=f"timed out after {self.cell_timeout_s:g} s (its llm_query, llm_batch "
+                                  "and tool_call time included); the REPL process was killed", lost=True,
+                                  timed_out=True, duration_s=time.monotonic() - started)
             if reply is None:
                 reason = await self._lose()
                 return CellResult(False, error=f"the REPL process ended: {reason}", lost=True,
                                   duration_s=time.monotonic() - started)
-            if reply.get("op") == "call":
-                self._send(await self._serve(reply))
-                continue
             if reply.get("op") == "done" and reply.get("id") == ident:
                 final = reply.get("final")
                 return CellResult(
