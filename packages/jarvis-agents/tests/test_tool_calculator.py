@@ -1,5 +1,5 @@
 """The calculator: exact integers, exact decimals, errors for what it refuses, and bounds checked before
-computing (``9**9**9`` answers at once instead of freezing the process)."""
+computing (``9**9**9`` and ``1e999999999`` answer at once instead of freezing the process)."""
 
 from __future__ import annotations
 
@@ -38,6 +38,12 @@ def calc(expression: str) -> str:
     ("log10(1000)", "3"),
     ("17 \u00d7 23 =", "391"),
     ("1_000 * 3", "3000"),
+    ("2.5e-3", "0.0025"),
+    ("1e-400 * 1e400", "1"),
+    ("1e308 * 1e308", "1" + "0" * 616),
+    ("0e999999999", "0"),
+    ("1/3**6000", "1.8727149695066043e-2863"),  # a float would print 0.0
+    ("3**6000/7", "7.6283441518482002e+2861"),  # a float would overflow
 ])
 def test_values(expression, expected):
     assert calc(expression) == expected
@@ -79,6 +85,48 @@ def test_huge_power_is_refused_before_it_is_computed():
         with pytest.raises(CalculatorError):
             evaluate(expression)
     assert time.monotonic() - started < 1.0  # a computed 9**9**9 would take minutes and gigabytes
+
+
+def _balanced(term: str, count: int) -> str:
+    """``count`` copies of ``term`` summed as a balanced tree (a flat chain hits the nesting limit first)."""
+    items = [term] * count
+    while len(items) > 1:
+        items = [f"({a}+{b})" for a, b in zip(items[::2], items[1::2], strict=False)] + (items[-1:] if len(items) % 2 else [])
+    return items[0]
+
+
+#: Short inputs whose naive evaluation runs for seconds to hours in one C call holding the GIL.
+HOSTILE = [
+    ("1e10000000", "too large"),  # 12.4 s before the literal's size was read from its exponent
+    ("1e999999999", "too large"),  # did not finish in 30 s
+    ("9.9e99999999", "too large"),
+    ("-1e-10000000", "too large"),
+    ("1e1000000", "too large"),
+    ("1e" + "9" * 1900, "too large"),
+    ("1" + "0" * 1900 + "e-1900" + "0" * 50, "too large"),
+    ("9**9**9**9", "too large"),
+    ("10**10**10", "too large"),
+    ("2**2**2**2**2**2", "too large"),
+    ("(10**1000)**(10**1000)", "too large"),
+    ("2**-10**9", "too large"),
+    ("0.5**10**9", "too large"),
+    ("(1+1e-15)**1e300", "too large"),
+    ("1e308**1e308", "too large"),
+    ("sqrt(10**10**10)", "too large"),
+    ("factorial(10**6)", "unknown function"),
+    ("'a' * 10**9", "only numbers"),
+    ("1 << 10**9", "not allowed"),
+    ("10**9999 * 10**9999", "too large"),
+    (_balanced("sqrt(3**6300)", 100), "too much work"),
+]
+
+
+@pytest.mark.parametrize(("expression", "message"), HOSTILE, ids=[e[:24] for e, _ in HOSTILE])
+def test_hostile_expressions_are_refused_at_once(expression, message):
+    started = time.monotonic()
+    with pytest.raises(CalculatorError, match=message):
+        calc(expression)
+    assert time.monotonic() - started < 1.0  # liveness: unchecked, several of these never return
 
 
 def test_results_stay_exact_up_to_the_bound():

@@ -2,15 +2,23 @@
 
 Integers and decimal literals are exact (``2**64`` is ``18446744073709551616``, ``0.1 + 0.2`` is ``0.3``,
 ``2 + 2`` is ``4``); functions such as ``sqrt`` and ``log`` give floats unless the result is exact
-(``sqrt(16)`` is ``4``). Every operation checks the size of its result *before* computing it, so
-``9**9**9`` is an error at once instead of a process that never returns. ``^`` means power, as models
-write it.
+(``sqrt(16)`` is ``4``). ``^`` means power, as models write it.
+
+The cost of an expression is bounded before anything is built, because big-integer arithmetic runs in
+one C call that holds the GIL: no timeout can stop it and every other thread (a server's event loop
+included) waits for it. So a literal's size is read from its digits and exponent (``1e999999999`` is
+refused without making ``10**999999999``), every operation checks the size of its result *before*
+computing it (``9**9**9`` is an error at once), and the work of one expression is capped
+(:data:`MAX_COST`). No operation exists that could outgrow these checks: there are no factorials,
+strings, shifts or bitwise operators.
 """
 
 from __future__ import annotations
 
 import ast
 import math
+import re
+import sys
 from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Callable, Dict, Union
@@ -27,6 +35,12 @@ MAX_BITS = 10_000
 #: Longest expression accepted, and deepest nesting.
 MAX_CHARS = 2_000
 MAX_DEPTH = 60
+#: The work one expression may do, as the sum of the operand sizes (bits) of all its operations: about a
+#: hundred operations on numbers of the largest size, some tens of milliseconds at most.
+MAX_COST = 100 * MAX_BITS
+
+_DECIMAL = re.compile(r"(?P<whole>[0-9]*)(?:\.(?P<frac>[0-9]*))?(?:[eE](?P<exp>[+-]?[0-9]+))?")
+_LOG2_10 = math.log2(10)
 
 
 class CalculatorError(ValueError):
@@ -50,6 +64,28 @@ def _log2_size(x: Number) -> float:
 def _check(bits: float, what: str) -> None:
     if bits > MAX_BITS:
         raise CalculatorError(f"{what} would be too large (over {MAX_BITS} bits); the calculator refuses it")
+
+
+def _decimal(text: str) -> Number | None:
+    """The exact value of a decimal literal such as ``2.5e-3``, its size checked from the digits and the
+    exponent before it is built (``Fraction("1e999999999")`` would compute ``10**999999999`` first);
+    ``None`` when ``text`` is not a plain decimal literal."""
+    match = _DECIMAL.fullmatch(text.replace("_", ""))
+    if match is None:
+        return None
+    frac = match["frac"] or ""
+    digits = (match["whole"] + frac).lstrip("0")
+    if not digits:
+        return 0
+    significant = digits.rstrip("0")
+    exponent = int(match["exp"] or 0) - len(frac) + len(digits) - len(significant)
+    mantissa = int(significant)
+    if abs(exponent) > MAX_BITS:  # before the float product below, which a huge exponent would overflow
+        _check(MAX_BITS + 1, "the number")
+    _check(mantissa.bit_length() + abs(exponent) * _LOG2_10, "the number")
+    if exponent >= 0:
+        return mantissa * 10**exponent
+    return _exact(Fraction(mantissa, 10**-exponent))
 
 
 def _float(x: Number) -> float:
@@ -206,6 +242,12 @@ _CONSTANTS: Dict[str, Number] = {"pi": math.pi, "e": math.e, "tau": math.tau}
 class _Evaluator:
     def __init__(self, source: str) -> None:
         self.source = source
+        self.cost = 0
+
+    def _charge(self, operands: list) -> None:
+        self.cost += sum(_size(x) for x in operands)
+        if self.cost > MAX_COST:
+            raise CalculatorError("the expression does too much work for the calculator; split it into smaller steps")
 
     def eval(self, node: ast.AST, depth: int = 0) -> Number:
         if depth > MAX_DEPTH:
@@ -220,6 +262,7 @@ class _Evaluator:
         if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
             left = self.eval(node.left, depth + 1)
             right = self.eval(node.right, depth + 1)
+            self._charge([left, right])
             return _BINARY[type(node.op)](left, right)
         if isinstance(node, ast.Name):
             if node.id in _CONSTANTS:
@@ -230,6 +273,7 @@ class _Evaluator:
             if fn is None:
                 raise CalculatorError(f"unknown function {node.func.id!r}; known: {', '.join(_FUNCTIONS)}")
             args = [self.eval(a, depth + 1) for a in node.args]
+            self._charge(args)
             try:
                 return fn(*args)
             except TypeError:
@@ -244,12 +288,8 @@ class _Evaluator:
             return value
         # A decimal literal is exact: 0.1 is one tenth, not the binary float nearest to it.
         text = ast.get_source_segment(self.source, node) or repr(value)
-        try:
-            exact = Fraction(text.replace("_", ""))
-        except (ValueError, ZeroDivisionError):
-            return value
-        _check(_size(exact), "the number")
-        return _exact(exact)
+        exact = _decimal(text)
+        return value if exact is None else exact
 
 
 def _prepare(expression: str) -> str:
@@ -302,10 +342,24 @@ def format_number(value: Number) -> str:
             with localcontext() as ctx:
                 ctx.prec = max(28, value.numerator.bit_length() // 3 + max(twos, fives) + 2)
                 return format(Decimal(value.numerator) / Decimal(value.denominator), "f")
-        return repr(_float(value))
+        return _approximate(value)
     if value.is_integer() and abs(value) < 2**53:
         return str(int(value))
     return repr(value)
+
+
+def _approximate(value: Fraction) -> str:
+    """A float's 17 digits of a fraction that has no finite decimal form; beyond the float range
+    (``1/3**6000``, which a float would print as ``0.0``) in decimal scientific notation."""
+    try:
+        approx = float(value)
+    except OverflowError:
+        approx = math.inf
+    if math.isfinite(approx) and abs(approx) >= sys.float_info.min:
+        return repr(approx)
+    with localcontext() as ctx:
+        ctx.prec = 17
+        return format(Decimal(value.numerator) / Decimal(value.denominator), "g")
 
 
 class Calculator:
@@ -326,7 +380,9 @@ class Calculator:
             "additionalProperties": False,
         },
     )
-    # Evaluation is bounded and never blocks, so it runs in the caller's thread.
+    # Inline: the bounds above (MAX_BITS per number, MAX_COST per expression) keep one evaluation to some
+    # tens of milliseconds by construction. A thread would not help a bigger cost: one big-integer C call holds the
+    # GIL, so no timeout could stop it and the caller's other threads would wait all the same.
     policy = ToolPolicy(side_effects="none", isolation="inline", timeout=None)
 
     def run(self, expression: str) -> str:
