@@ -9,6 +9,7 @@ import pytest
 
 from jarvis_core.errors import JarvisError, UsageError
 from jarvis_core.tools import ToolExecutor, ToolPolicy, check_tool, function_tool
+from jarvis_core.tools.base import has_async_run, has_sync_run
 from jarvis_core.types import ToolCall
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
@@ -27,7 +28,8 @@ def test_a_function_becomes_a_tool_named_and_described_by_itself():
     tool = function_tool(forecast)
     assert check_tool(tool) is tool
     assert (tool.spec.name, tool.spec.description) == ("forecast", "Tomorrow's weather.")
-    assert tool.spec.parameters == {"type": "object", "properties": {}}  # no schema given: no arguments
+    assert tool.spec.parameters == {"type": "object", "properties": {"city": {"type": "string"}},  # from the signature
+                                    "required": ["city"], "additionalProperties": False}
     assert tool.policy == ToolPolicy()
     named = function_tool(forecast, name="weather", description="Weather.", parameters=CITY,
                           policy=ToolPolicy(timeout=2.0))
@@ -52,7 +54,7 @@ def test_a_module_level_function_runs_in_a_child_process():
     assert result.ok and int(result.content) != os.getpid()
 
 
-def test_bad_names_and_async_functions_are_usage_errors():
+def test_bad_names_are_usage_errors():
     with pytest.raises(UsageError, match="a tool name must be letters, digits") as info:
         function_tool(lambda: 1, name="two words")
     assert info.value.argument == "name" and isinstance(info.value, (JarvisError, ValueError))
@@ -62,6 +64,4 @@ def test_bad_names_and_async_functions_are_usage_errors():
     async def later() -> str:
         return "x"
 
-    with pytest.raises(UsageError, match="needs a tool with arun") as info:
-        function_tool(later)
-    assert info.value.argument == "fn"
+    assert has_async_run(function_tool(later)) and not has_sync_run(function_tool(later))  # awaited by the executor

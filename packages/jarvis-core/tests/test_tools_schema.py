@@ -1,10 +1,11 @@
-"""The JSON-schema argument checker: each keyword it supports, and messages a model can act on."""
+"""The JSON-schema argument checker (jsonschema and fastjsonschema): keywords, messages a model can act on,
+and broken schemas reported as the tool's fault."""
 
 from __future__ import annotations
 
 import pytest
 
-from jarvis_core.tools.schema import check_arguments, decode_arguments, validate
+from jarvis_core.tools.schema import check_arguments, decode_arguments, schema_problem, validate
 
 SCHEMA = {
     "type": "object",
@@ -81,3 +82,63 @@ def test_check_arguments_joins_problems_and_skips_without_schema():
                        "argument 'max_lines' must be of type integer, got string")
     assert check_arguments(None, '{"anything": 1}') == ({"anything": 1}, "")
     assert check_arguments(SCHEMA, "nope")[1].startswith("the arguments are not valid JSON")
+
+
+FULL = {
+    "type": "object",
+    "properties": {
+        "code": {"type": "string", "pattern": "^[A-Z]{3}$"},
+        "mail": {"type": "string", "format": "email"},
+        "when": {"type": "string", "format": "date"},
+        "shape": {"oneOf": [{"type": "integer", "multipleOf": 2}, {"type": "integer", "multipleOf": 3}]},
+        "node": {"$ref": "#/definitions/node"},
+    },
+    "definitions": {"node": {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}},
+}
+
+
+@pytest.mark.parametrize("args, message", [
+    # Keywords the old hand-written checker ignored: each one now holds.
+    ({"code": "usd"}, "argument 'code' must match the pattern '^[A-Z]{3}$', got \"usd\""),
+    ({"mail": "not-an-address"}, "argument 'mail' must be a valid email, got \"not-an-address\""),
+    ({"when": "2026-13-45"}, "argument 'when' must be a valid date, got \"2026-13-45\""),
+    ({"shape": 6}, "argument 'shape' matches more than one of the allowed forms; it must match exactly one"),
+    ({"shape": 5}, "argument 'shape' matches none of the allowed forms (e.g. argument 'shape' must be a multiple of 2"),
+    ({"node": {}}, "missing required argument(s): 'node.id'"),
+])
+def test_every_keyword_holds(args, message):
+    problems = validate(args, FULL)
+    assert problems and problems[0].startswith(message), problems
+    assert validate({"code": "USD", "mail": "a@b.org", "when": "2026-11-28", "shape": 4, "node": {"id": 1}}, FULL) == []
+
+
+@pytest.mark.parametrize("schema, problem", [
+    ("object", "a schema must be a JSON object, got string"),
+    ({"type": "objekt"}, "'objekt' is not valid under any of the given schemas (at 'type')"),
+    ({"type": "object", "properties": {"n": {"type": "integer", "minimum": "1"}}},
+     "'1' is not of type 'number' (at 'properties/n/minimum')"),
+    ({"type": "object", "required": "n"}, "'n' is not of type 'array' (at 'required')"),
+])
+def test_a_broken_schema_is_named(schema, problem):
+    assert schema_problem(schema) == problem
+    args, text = check_arguments(schema, '{"n": 1}')
+    assert args is None and text.startswith("the tool's own schema is broken")
+
+
+def test_a_later_draft_is_honoured():
+    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "array",
+              "prefixItems": [{"type": "integer"}, {"type": "string"}]}
+    assert schema_problem(schema) is None
+    assert validate([1, "a"], schema) == []
+    assert validate(["a", "a"], schema) == ["argument '[0]' must be of type integer, got string"] or validate(
+        ["a", "a"], schema)[0].endswith("must be of type integer, got string")
+
+
+def test_a_schema_is_compiled_once():
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    from jarvis_core.tools import schema as module
+
+    validate({"n": 1}, schema)
+    first = module._cache[id(schema)]
+    validate({"n": 2}, schema)
+    assert module._cache[id(schema)] is first

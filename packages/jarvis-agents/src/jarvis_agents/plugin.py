@@ -50,7 +50,7 @@ def jarvis_register_tools(register):
     isolation = _isolation()
     register("calculator", f"{_TOOLS}.calculator:Calculator", description="exact, bounded arithmetic",
              side_effects="none", confirm=False)
-    register("think", f"{_TOOLS}.think:ThinkTool", description="a scratchpad; returns the thought",
+    register("think", f"{_TOOLS}.think:think", description="a scratchpad; returns the thought",
              side_effects="none", confirm=False)
     register("file_read", f"{_TOOLS}.files:FileReadTool",
              description="read a text file inside [tools.file_read] roots", side_effects="read", confirm=False)

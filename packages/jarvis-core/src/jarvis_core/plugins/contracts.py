@@ -26,10 +26,14 @@ def _parser(target: Any, kind: str) -> Optional[str]:
 
 
 def _tool(target: Any) -> Optional[str]:
-    if hasattr(target, "spec") or callable(target):
-        return None  # a class or factory: the tool it builds is checked by built_problem
-    from jarvis_core.tools.base import NO_SPEC
+    from jarvis_core.tools.base import NO_SPEC, spec_problem
+    from jarvis_core.types import ToolSpec
 
+    spec = getattr(target, "spec", None)
+    if isinstance(spec, ToolSpec):  # a class attribute: its schema is checked now, not on every call
+        return spec_problem(spec)
+    if spec is not None or callable(target):
+        return None  # a class or factory: the tool it builds is checked by built_problem
     return NO_SPEC
 
 

@@ -1,5 +1,5 @@
 """Tools: the contract (:class:`Tool`, :class:`ToolPolicy`, :class:`BaseTool`), :func:`create_tool`,
-:func:`function_tool` (a plain function as a tool) and the one :class:`ToolExecutor`; the JSON-schema
+:func:`tool` and :func:`function_tool` (a plain function as a tool, its schema from the signature) and the one :class:`ToolExecutor`; the JSON-schema
 argument checker (:mod:`.schema`) and the JSON-schema tool-call mode (:mod:`.json_mode`). Names load on
 first use, so importing this package is cheap.
 
@@ -32,11 +32,13 @@ _LAZY = {
     "check_tool": "jarvis_core.tools.base",
     "create_tool": "jarvis_core.tools.factory",
     "function_tool": "jarvis_core.tools.function",
+    "tool": "jarvis_core.tools.function",
     "ToolExecutor": "jarvis_core.tools.executor",
     "Approver": "jarvis_core.tools.executor",
     "cap_output": "jarvis_core.tools.output",
     "check_arguments": "jarvis_core.tools.schema",
     "validate": "jarvis_core.tools.schema",
+    "schema_problem": "jarvis_core.tools.schema",
 }
 
 __all__ = [
@@ -52,6 +54,8 @@ __all__ = [
     "create_tool",
     "function_tool",
     "policy_of",
+    "schema_problem",
+    "tool",
     "validate",
 ]
 
@@ -61,7 +65,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from jarvis_core.tools.base import BaseTool, InvalidToolError, Tool, check_tool
     from jarvis_core.tools.executor import Approver, ToolExecutor
     from jarvis_core.tools.factory import create_tool
-    from jarvis_core.tools.function import function_tool
+    from jarvis_core.tools.function import function_tool, tool
     from jarvis_core.tools.output import cap_output
     from jarvis_core.tools.policy import ToolPolicy, policy_of
-    from jarvis_core.tools.schema import check_arguments, validate
+    from jarvis_core.tools.schema import check_arguments, schema_problem, validate

@@ -16,7 +16,7 @@ from jarvis_core.errors import PluginError
 from jarvis_core.tools.policy import ToolPolicy, policy_of
 from jarvis_core.types import ToolSpec
 
-__all__ = ["BaseTool", "InvalidToolError", "Tool", "check_tool", "has_async_run", "has_sync_run"]
+__all__ = ["BaseTool", "InvalidToolError", "Tool", "check_tool", "has_async_run", "has_sync_run", "spec_problem"]
 
 
 @runtime_checkable
@@ -90,10 +90,24 @@ def has_async_run(tool: Any) -> bool:
 NO_SPEC = "has no 'spec' (a jarvis_core.types.ToolSpec describing the tool to the model)"
 
 
+def spec_problem(spec: ToolSpec) -> Optional[str]:
+    """What is wrong with a spec's ``parameters`` as a JSON schema (checked against its draft's metaschema,
+    once per schema object), worded to follow the tool's name; ``None`` if nothing."""
+    from jarvis_core.tools.schema import schema_problem
+
+    if not spec.parameters:
+        return None
+    problem = schema_problem(spec.parameters)
+    return None if problem is None else f"has a broken parameters schema: {problem}"
+
+
 def tool_problem(tool: Any) -> Optional[str]:
     """What keeps ``tool`` from honouring the contract, worded to follow its name; ``None`` if nothing."""
     if not isinstance(getattr(tool, "spec", None), ToolSpec):
         return NO_SPEC
+    broken = spec_problem(tool.spec)
+    if broken is not None:
+        return broken
     if not (has_sync_run(tool) or has_async_run(tool)):
         return "has neither run(**arguments) nor async arun(**arguments)"
     try:
