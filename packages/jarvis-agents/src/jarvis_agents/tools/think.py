@@ -25,6 +25,6 @@ def think(thought: Annotated[str, {"maxLength": 4000}]) -> str:
     return thought
 
 
-def ThinkTool() -> FunctionTool:  # noqa: N802  # the name the tool had as a class; callers build it the same way
+def ThinkTool() -> FunctionTool:  # the name the tool had as a class; callers build it the same way
     """The ``think`` tool (it keeps no state, so every caller gets the same one)."""
     return think
