@@ -125,3 +125,35 @@ def test_ask_with_a_qwen_provider_drives_smollm2(recording_proxy, calculator_reg
     reply = JarvisReply.from_object(result["jarvis_json"])
     assert reply is not None and reply.message == result["content"]
     assert [c.name for c in reply.tool_calls] == [c["name"] for c in result.get("tool_calls", [])]
+
+
+def test_ask_with_tool_schemas_from_a_file_and_a_llama_provider_drives_smollm2(recording_proxy, capsys, tmp_path,
+                                                                                monkeypatch):
+    """``--tools tools.json``: the caller's own schemas (no registered tool behind them) go into the prompt of a
+    provider from jarvis-prompts-families; SmolLM2's reply is read without an error."""
+    pytest.importorskip("jarvis_prompts_families", reason="the provider is in jarvis-prompts-families")
+    monkeypatch.setenv("JARVIS_HOME", str(tmp_path / "home"))
+    reset_registry()
+    schemas = [{"type": "function", "function": {
+        "name": "open_garage", "description": "Open the garage door",
+        "parameters": {"type": "object", "properties": {"door": {"type": "string", "description": "which door",
+                                                                  "enum": ["left", "right"]}}, "required": ["door"]}}}]
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(schemas), encoding="utf-8")
+    try:
+        code = main(["ask", "--engine", "llamacpp", "--host", recording_proxy.url, "--model", "smollm2",
+                     "--prompt-provider", "Llama31MediumUntrained", "--tools", str(tools), "--temperature", "0",
+                     "--max-tokens", "64", "--json", "open the left garage door"])
+    finally:
+        reset_registry()
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    (request,) = [r for r in recording_proxy.seen if r["path"] == "/v1/chat/completions"]
+    body = request["json"]
+    expected = PromptSession(get_provider("Llama31MediumUntrained"), schemas).system_prompt
+    assert body["messages"][0] == {"role": "system", "content": expected}
+    assert '"name":"open_garage"' in expected and "<function=example_function_name>" in expected
+    assert body["response_format"] == {"type": "text"} and "tools" not in body
+    result = json.loads(captured.out)
+    assert result["prompt_provider"] == "Llama31MediumUntrained"
+    assert result["jarvis_json"]["error"] is None or "cut off" in result["jarvis_json"]["error"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Dict, Tuple
 
 from jarvis_core.hookspecs import hookimpl
+from jarvis_core.prompts.registration import register_providers, register_rules, size_rules
 
 #: name -> (module, one-line description)
 PROVIDERS: Dict[str, Tuple[str, str]] = {
@@ -51,21 +52,14 @@ FAMILY_SIZES: Tuple[Tuple[str, Tuple[str, ...], str], ...] = (
 )
 
 #: pattern -> provider; the longest matching pattern wins.
-MODEL_RULES: Tuple[Tuple[str, str], ...] = tuple(
-    (f"{family}{sep}{size}", provider)
-    for family, sizes, provider in FAMILY_SIZES
-    for size in sizes
-    for sep in ("-", ":")
-)
+MODEL_RULES: Tuple[Tuple[str, str], ...] = size_rules(FAMILY_SIZES)
 
 
 @hookimpl
 def jarvis_register_prompt_providers(register):
-    for name, (module, description) in PROVIDERS.items():
-        register(name, f"jarvis_prompts_qwen.{module}:{name}", description=description)
+    register_providers(register, "jarvis_prompts_qwen", PROVIDERS)
 
 
 @hookimpl
 def jarvis_backend_defaults(register):
-    for pattern, provider in MODEL_RULES:
-        register(pattern, extras={"prompt_provider": provider})
+    register_rules(register, MODEL_RULES)

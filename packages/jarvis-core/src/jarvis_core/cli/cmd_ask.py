@@ -4,7 +4,8 @@ The engine: ``--engine`` (with ``--host``), else the config's default, else the 
 by probing (announced on stderr), else the embedded llama.cpp server when installed (announced); see
 :mod:`jarvis_core.engine_choice`. With ``--agent`` (or ``[agent] default``) the question goes to that agent;
 otherwise straight to the engine. ``--tools a,b`` hands registered tools to the agent; each tool call and
-its result is shown on stderr as it happens, and a run that ends for another reason than a final answer
+its result is shown on stderr as it happens (``--tools FILE.json`` instead describes the caller's own tool
+schemas to a prompt provider), and a run that ends for another reason than a final answer
 (``max_turns``, ``error``, …) says so there too.
 
 With ``--prompt-provider NAME`` a prompt provider builds the system prompt (from ``--node-context``,
@@ -32,7 +33,9 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--host", metavar="URL", help="address of the engine's server, e.g. http://localhost:8000")
     g.add_argument("--model", metavar="ID", help="model id; default: config, then the first the engine offers")
     g.add_argument("--agent", metavar="NAME", help="answer through this registered agent")
-    g.add_argument("--tools", metavar="A,B", help="comma-separated registered tools for the agent")
+    g.add_argument("--tools", metavar="A,B|FILE",
+                   help="comma-separated registered tools for the agent; or a JSON file (an array of OpenAI "
+                   "function schemas) describing the caller's own tools to a --prompt-provider")
     r = p.add_argument_group("request")
     r.add_argument("--system", metavar="TEXT", help='system prompt (default "You are a helpful assistant."; "" for none)')
     r.add_argument("--temperature", type=finite_float, metavar="T", help="sampling temperature (default: model family's)")
@@ -64,16 +67,34 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
+def tools_file(value: Optional[str]) -> Optional[str]:
+    """The path when ``--tools`` names a JSON file of tool schemas (an existing file, or a name ending in
+    ``.json``), else None (registered tool keys)."""
+    import os
+
+    if not value:
+        return None
+    path = value.strip()
+    return path if path.lower().endswith(".json") or os.path.isfile(path) else None
+
+
 def parse_tools(value: Optional[str]) -> List[str]:
-    """``"a, b"`` → ``["a", "b"]``."""
+    """``"a, b"`` → ``["a", "b"]``; ``[]`` when ``value`` is a tool-schema file (see :func:`tools_file`)."""
+    if tools_file(value):
+        return []
     return [t.strip() for t in (value or "").split(",") if t.strip()]
 
 
 def jarvis_from_args(args: argparse.Namespace) -> Any:
     """A :class:`~jarvis_core.sdk.Jarvis` for the engine options in ``args``, announcing on stderr."""
     from jarvis_core.cli import output
+    from jarvis_core.errors import UsageError
     from jarvis_core.sdk import DEFAULT_SYSTEM_PROMPT, Jarvis
 
+    schemas = tools_file(args.tools)
+    if schemas and not getattr(args, "prompt_provider", None):
+        raise UsageError(f"--tools {schemas}: tool schemas from a file are for 'jarvis ask --prompt-provider'; "
+                         "name registered tools here (--tools a,b)", argument="--tools")
     return Jarvis(
         engine=args.engine,
         host=args.host,
@@ -189,20 +210,46 @@ def stream_answer(jarvis: Any, prompt: Any, options: Dict[str, Any]) -> str:
 
 def _provider_options(args: argparse.Namespace) -> Dict[str, Any]:
     """``ask_full`` keywords for ``--prompt-provider`` (empty without it); a bad context file is a JarvisError."""
+    from jarvis_core.errors import UsageError
+
     name = getattr(args, "prompt_provider", None)
+    schemas = tools_file(getattr(args, "tools", None))
     if not name:
         if any(getattr(args, a, None) for a in ("node_context", "timezone", "commands")):
-            from jarvis_core.errors import UsageError
-
             raise UsageError("--node-context, --timezone and --commands are read by a prompt provider; add "
                              "--prompt-provider NAME", argument="--prompt-provider")
+        if schemas:
+            raise UsageError(f"--tools {schemas}: tool schemas from a file describe your own tools to a prompt "
+                             "provider (their calls are printed, not run); add --prompt-provider NAME, or name "
+                             "registered tools (--tools a,b)", argument="--tools")
         return {}
     from jarvis_core.cli.prompt_files import read_json_file
 
     context = read_json_file(args.node_context, "--node-context", want=dict) if args.node_context else None
     commands = read_json_file(args.commands, "--commands", want=list) if args.commands else None
-    return {"prompt_provider": name, "node_context": context, "timezone": args.timezone,
-            "available_commands": commands}
+    options: Dict[str, Any] = {"prompt_provider": name, "node_context": context, "timezone": args.timezone,
+                               "available_commands": commands}
+    if schemas:
+        if args.agent:
+            raise UsageError(f"--tools {schemas}: tool schemas from a file have no implementation for agent "
+                             f"{args.agent!r} to run; drop --agent to get the calls printed, or name registered "
+                             "tools (--tools a,b)", argument="--tools")
+        options["tools"] = read_tool_schemas(schemas)
+    return options
+
+
+def read_tool_schemas(path: str) -> List[Any]:
+    """The tool schemas in ``path`` (a JSON array of OpenAI function schemas or bare ``{name, parameters}``
+    objects); a bad file or entry is a JarvisError naming the file and the entry."""
+    from jarvis_core.cli.prompt_files import read_json_file
+    from jarvis_core.errors import JarvisError
+    from jarvis_core.prompts import coerce_tools
+
+    value = read_json_file(path, "--tools", want=list)
+    try:
+        return coerce_tools(value)
+    except JarvisError as exc:
+        raise JarvisError(f"--tools {path}: {exc}") from None
 
 
 def _ask_with_provider(jarvis: Any, prompt: str, args: argparse.Namespace, provider_options: Dict[str, Any]) -> int:

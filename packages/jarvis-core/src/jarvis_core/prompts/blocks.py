@@ -22,13 +22,17 @@ __all__ = [
     "RULES",
     "agent_context_summary",
     "direct_answer_policy",
+    "TOOLS_INTRO",
     "fallback_line",
+    "function_calling_intro",
     "identity_header",
+    "join_sections",
     "rules_block",
     "speaker_block",
     "tool_call_format",
     "tool_catalogue",
     "tools_json_lines",
+    "tools_section",
 ]
 
 #: The natural date keys models put in date parameters; the downstream system resolves them.
@@ -108,6 +112,29 @@ def tools_json_lines(tools: Any, *, open_tag: str = "<tools>", close_tag: str = 
     """The tools as one compact JSON object per line between tags (Qwen's and Hermes' template layout)."""
     lines = [json.dumps(_clean(t), ensure_ascii=False, separators=(",", ":")) for t in coerce_tools(tools)]
     return "\n".join([open_tag, *lines, close_tag])
+
+
+#: The line Qwen's and Hermes' chat templates put before the ``<tools>`` block.
+TOOLS_INTRO = "You are provided with function signatures within <tools></tools> XML tags:"
+
+
+def tools_section(tools: Any, intro: str = TOOLS_INTRO) -> str:
+    """``intro`` and the tools one JSON object per line in ``<tools>``; ``""`` when there are no tools (an
+    empty ``<tools></tools>`` block only invites the model to invent one)."""
+    return intro + "\n" + tools_json_lines(tools) if tools else ""
+
+
+def join_sections(*sections: str) -> str:
+    """The non-empty sections, separated by blank lines."""
+    return "\n\n".join(s.strip("\n") for s in sections if s and s.strip())
+
+
+def function_calling_intro(terminology: str = "function") -> str:
+    """The opening instruction of a function-calling prompt: call what fits, fill required parameters,
+    never invent live data."""
+    return (f"You are a {terminology} calling AI model. You may call one or more {terminology}s to assist with "
+            "the user query. " + RULES["required"].format(terminology=terminology) + " "
+            + ANTI_HALLUCINATION.format(terminology=terminology))
 
 
 def _clean(tool: Mapping[str, Any]) -> Dict[str, Any]:
