@@ -6,6 +6,7 @@
     nox -s typecheck      mypy over every package and example (config: [tool.mypy] in pyproject.toml)
     nox -s docs           the documentation site (mkdocs, strict: broken links and API references fail)
     nox -s bench          the benchmarks under benchmarks/
+    nox -s changelog      the unreleased changes/ fragments as a draft; ``-- VERSION`` writes CHANGELOG.md
 """
 
 from __future__ import annotations
@@ -74,6 +75,20 @@ def docs(session: nox.Session) -> None:
     reference is read from the source (griffe), so the packages need not be installed."""
     session.install("mkdocs>=1.6,<2", "mkdocs-material>=9.5,<10", "mkdocstrings[python]>=0.26,<2", "pyyaml>=6")
     session.run("python", str(ROOT / "scripts" / "build_docs.py"), env={"NO_MKDOCS_2_WARNING": "1"})
+
+
+@nox.session
+def changelog(session: nox.Session) -> None:
+    """Build the changelog with towncrier from the fragments in changes/ (config: [tool.towncrier]).
+
+    ``nox -s changelog`` prints a draft; ``nox -s changelog -- 0.3.0`` writes the release's section into
+    CHANGELOG.md and removes the fragments it used.
+    """
+    session.install("towncrier>=23.6")
+    if session.posargs:
+        session.run("towncrier", "build", "--yes", "--version", session.posargs[0])
+    else:
+        session.run("towncrier", "build", "--draft", "--version", "unreleased")
 
 
 @nox.session
