@@ -45,10 +45,10 @@ def test_streamed_message_sse_sequence_then_history(managed):
     assert kinds == ["chunk", "tool_calls", "tool_result", "chunk", "chunk", "chunk", "message"], events
     role = events[0][1]["choices"][0]
     assert role["delta"]["role"] == "assistant" and role["finish_reason"] is None
-    assert events[1][1] == {"calls": [{"id": "c1", "name": "add", "arguments": '{"a": 2, "b": 3}'}]}
+    assert events[1][1] == {"calls": [{"tool_name": "add", "arguments": '{"a": 2, "b": 3}', "id": "c1"}]}
     result = events[2][1]
-    assert result["tool_call_id"] == "c1" and result["name"] == "add" and result["ok"] is True
-    assert result["content"] == "5" and result["truncated"] is False and result["duration_ms"] >= 0
+    assert result["tool_call_id"] == "c1" and result["tool_name"] == "add" and result["ok"] is True
+    assert result["output"] == "5" and result["truncated"] is False and result["duration_ms"] >= 0
     assert [e[1]["choices"][0]["delta"]["content"] for e in events[3:5]] == ["The sum", " is 5."]
     final = events[5][1]
     assert final["choices"][0]["finish_reason"] == "stop"
@@ -186,7 +186,7 @@ def test_tools_needing_confirmation_are_denied_unless_pre_approved(managed, appr
         events = sse_events(managed, r)
     (result,) = [data for name, data in events if name == "tool_result"]
     assert result["ok"] is ok
-    assert (result["content"] == "deleted") is ok
+    assert (result["output"] == "deleted") is ok
 
 
 def test_stream_error_is_an_error_event_then_done(managed):

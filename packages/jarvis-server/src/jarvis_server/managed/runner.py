@@ -11,8 +11,9 @@ SSE of a streamed message (``POST /v1/managed-agents/{id}/messages {"stream": tr
 
 * ``data:`` ``chat.completion.chunk`` objects: a role chunk first, content (and ``reasoning_content``) deltas,
   then a final chunk with ``finish_reason`` and ``usage``;
-* ``event: tool_calls`` ``{"calls": [{"id", "name", "arguments"}]}`` before a turn's tools run;
-* ``event: tool_result`` ``{"tool_call_id", "name", "ok", "content", "truncated", "duration_ms"}`` after each;
+* ``event: tool_calls`` ``{"calls": [{"tool_name", "arguments", "id"}]}`` before a turn's tools run;
+* ``event: tool_result`` ``{"tool_name", "output", "tool_call_id", "ok", "truncated", "duration_ms"}`` after each
+  (``tool_name``/``arguments``/``output`` are the documented managed-agents fields; the rest are ours, beside them);
 * ``event: error`` ``{"error": {"message", "type", "code"}}`` when the run fails;
 * ``data: [DONE]`` last. Comment lines (``: keep-alive``) may come while a tool runs.
 """
@@ -186,11 +187,11 @@ def _event_bytes(item: Any, writer: ChunkWriter) -> bytes:
     if isinstance(item, TextDelta):
         return writer.content(item.text) if item.text else b""
     if isinstance(item, ToolCallsRequested):
-        return sse({"calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in item.calls]},
+        return sse({"calls": [{"tool_name": c.name, "arguments": c.arguments, "id": c.id} for c in item.calls]},
                    "tool_calls")
     if isinstance(item, ToolCallFinished):
         r = item.result
-        return sse({"tool_call_id": r.tool_call_id, "name": r.name, "ok": r.ok, "content": r.content,
+        return sse({"tool_name": r.name, "output": r.content, "tool_call_id": r.tool_call_id, "ok": r.ok,
                     "truncated": r.truncated, "duration_ms": round(r.duration_s * 1000, 1)}, "tool_result")
     if isinstance(item, RunFinished):
         return writer.finish(_finish_reason(item.result.stop_reason), usage=item.result.usage)

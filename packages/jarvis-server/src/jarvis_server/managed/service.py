@@ -167,13 +167,26 @@ class ManagedAgents:
                     for r in rows if r["content"]]
         return AgentContext(messages=messages)
 
+    async def check_engine(self) -> None:
+        """Raise :class:`~jarvis_core.errors.EngineConnectionError` (HTTP 503) when the engine does not answer
+        its health probe."""
+        from jarvis_core.errors import EngineConnectionError
+
+        if not await anyio.to_thread.run_sync(self.engine.health):
+            engine_id = getattr(self.engine, "engine_id", "") or type(self.engine).__name__
+            raise EngineConnectionError(f"the engine {engine_id!r} is not answering; try again when it is up "
+                                        "(GET /health says when)", engine_id=engine_id)
+
     async def launch(self, row: Dict[str, Any], *, run_id: str, input: str, delivered: List[str], before: int,
                      release: bool, stream: bool) -> RunTask:
-        """Build the stored agent and start its run. If building fails the run is recorded as failed."""
+        """Build the stored agent and start its run. If building fails, or a streamed run's engine does not
+        answer its health probe, the run is recorded as failed and the error raised."""
         config = json.loads(row["config_json"])
         try:
             agent = await anyio.to_thread.run_sync(
                 functools.partial(self.build_agent, row["agent_type"], config, agent_id=row["id"], run_id=run_id))
+            if stream and getattr(agent, "uses_engine", True):
+                await self.check_engine()  # a 503 before the stream starts, not a 200 and an error event
         except Exception as exc:  # re-raised below: the route's error response logs it
             await self.store.call(self.store.finish_run, run_id, row["id"], status="failed", answer=None,
                                   tool_calls=None, delivered=(), stop_reason=None,
