@@ -46,6 +46,7 @@ from typing import (
     Optional,
     Sequence,
     Tuple,
+    TypeVar,
     Union,
 )
 
@@ -69,6 +70,8 @@ if TYPE_CHECKING:
     from jarvis_core.types import MessageLike
 
 __all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_SYSTEM_PROMPT", "Connection", "Jarvis"]
+
+_T = TypeVar("_T")
 
 #: Small models answer far better with a system prompt; this one is neutral.
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
@@ -112,7 +115,7 @@ class Jarvis:
 
     def __init__(
         self,
-        config: Union[JarvisConfig, str, os.PathLike, None] = None,
+        config: Union[JarvisConfig, str, os.PathLike[str], None] = None,
         *,
         engine: Union[str, InferenceEngine, None] = None,
         model: Optional[str] = None,
@@ -222,7 +225,7 @@ class Jarvis:
         """What :meth:`connect` chose, or ``None`` before it ran. A plain read."""
         return self._connection
 
-    def _chosen(self, what: str, value: Any) -> Any:
+    def _chosen(self, what: str, value: Optional[_T]) -> _T:
         self._check_open()
         if value is None:
             from jarvis_core.errors import UsageError

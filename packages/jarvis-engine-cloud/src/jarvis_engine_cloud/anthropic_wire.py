@@ -66,7 +66,7 @@ def _assistant_blocks(msg: Any, extras: Mapping[str, Any]) -> List[Dict[str, Any
     return blocks
 
 
-def _convert_messages(messages: Sequence[MessageLike]) -> tuple:
+def _convert_messages(messages: Sequence[MessageLike]) -> tuple[Any, ...]:
     system: List[str] = []
     out: List[Dict[str, Any]] = []
     results_open = False  # the last message in ``out`` is a user message of tool_result blocks

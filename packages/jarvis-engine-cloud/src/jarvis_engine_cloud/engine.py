@@ -154,7 +154,7 @@ class CloudEngine(InferenceEngine):
         """Every provider's key: each is masked in whatever any provider's server says."""
         return self._secrets
 
-    def _prepare_call(self, model: str, options: Dict[str, Any]) -> tuple:
+    def _prepare_call(self, model: str, options: Dict[str, Any]) -> tuple[Any, ...]:
         options = {k: v for k, v in options.items() if v is not None}  # None means "unset"
         self.check_options(options)
         route = route_model(model)

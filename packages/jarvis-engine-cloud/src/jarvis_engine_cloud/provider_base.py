@@ -300,7 +300,7 @@ class ProviderClient(HTTPEngine):
             for chunk in batch:
                 yield chunk
 
-    def models_request(self) -> tuple:
+    def models_request(self) -> tuple[Any, ...]:
         """``(path, params)`` of the cheapest models-endpoint request (used by :meth:`health`)."""
         raise NotImplementedError
 

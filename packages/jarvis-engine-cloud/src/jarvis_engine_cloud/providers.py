@@ -72,7 +72,7 @@ class AnthropicClient(ProviderClient):
         async for batch in self.retrying_stream(once, model=model):
             yield batch
 
-    def models_request(self) -> tuple:
+    def models_request(self) -> tuple[Any, ...]:
         return "/v1/models", {"limit": 1}
 
     def list_models(self) -> List[str]:
@@ -164,7 +164,7 @@ class GeminiClient(ProviderClient):
         async for batch in self.retrying_stream(once, model=model):
             yield batch
 
-    def models_request(self) -> tuple:
+    def models_request(self) -> tuple[Any, ...]:
         return f"{self.api_root}/models", {"pageSize": 1}
 
     def list_models(self) -> List[str]:
@@ -263,7 +263,7 @@ class OpenAIClient(ProviderClient):
         async for batch in self.retrying_stream(once, model=model):
             yield batch
 
-    def models_request(self) -> tuple:
+    def models_request(self) -> tuple[Any, ...]:
         return "/models", None
 
     def list_models(self) -> List[str]:

@@ -262,7 +262,7 @@ class OllamaEngine(HTTPEngine):
         req = self._request(messages, model, temperature, max_tokens, tools, options, stream=True)
         passthrough = req.passthrough
         proc = None if passthrough else req.adapter.stream_processor(tools=req.tools)
-        seen: set = set()
+        seen: set[Any] = set()
         calls: List[Any] = []
         final: Optional[Dict[str, Any]] = None
         delta = StreamChunk.delta
@@ -357,7 +357,7 @@ class OllamaEngine(HTTPEngine):
         body = self.request_json("POST", "/api/show", json_body={"model": model}, model=model)
         return ModelDetails.from_show(model, body or {})
 
-    def capabilities(self, model: str) -> tuple:
+    def capabilities(self, model: str) -> tuple[Any, ...]:
         """The model's capabilities as the server reports them (``tools``, ``thinking``, ``vision``, …)."""
         return self.show(model).capabilities
 

@@ -127,7 +127,7 @@ class CodeActAgent(ReplAgent):
             self._fetcher = fetch_executor(prefetch_options, self.approver, self.bus)
 
     # -- the prompt ---------------------------------------------------------------------------------
-    def build_messages(self, input: str, context: Optional[AgentContext]) -> list:
+    def build_messages(self, input: str, context: Optional[AgentContext]) -> list[Any]:
         """The base messages, with the code and tool rules added to the one system message."""
         messages = super().build_messages(input, context)
         rules = [_CODE_RULES]

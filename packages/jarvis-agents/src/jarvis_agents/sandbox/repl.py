@@ -128,7 +128,7 @@ class PythonRepl:
         self._proc: Optional[subprocess.Popen[bytes]] = None
         self._workdir: Optional[str] = None
         self._reader: Optional[asyncio.StreamReader] = None
-        self._transports: list = []
+        self._transports: list[Any] = []
         self._log = bytearray()
         self._drainer: Optional[threading.Thread] = None
         self._reaper: Optional[threading.Thread] = None

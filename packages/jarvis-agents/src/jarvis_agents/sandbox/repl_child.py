@@ -24,6 +24,7 @@ import os
 import sys
 import threading
 import traceback
+import typing
 
 
 class _Final(BaseException):
@@ -98,7 +99,7 @@ class _Channel:
 
 
 def _helpers(channel, functions, final):
-    helpers = {}
+    helpers: dict[str, typing.Any] = {}
 
     def llm_query(prompt):
         """Ask the sub-model ``prompt`` (a str); returns its answer as a str."""

@@ -313,7 +313,8 @@ class BaseAgent:
             asyncio.get_running_loop()
         except RuntimeError:
             asyncio.run(self._arun_into(box, input, context))
-            return box[0]
+            result: AgentResult = box[0]
+            return result
 
         def target() -> None:
             try:
@@ -326,7 +327,8 @@ class BaseAgent:
         thread.join()
         if isinstance(box[0], BaseException):
             raise box[0]
-        return box[0]
+        done: AgentResult = box[0]
+        return done
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.agent_id!r} model={self.model!r}>"

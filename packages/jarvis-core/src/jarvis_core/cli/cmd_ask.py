@@ -45,7 +45,7 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``ask`` to the ``jarvis`` parser."""
-    p = subparsers.add_parser(
+    p: argparse.ArgumentParser = subparsers.add_parser(
         "ask",
         help="ask one question; the answer streams to stdout",
         description="Ask one question. The answer streams to stdout; which engine and model were picked (when "

@@ -22,7 +22,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``chat`` to the ``jarvis`` parser."""
     from jarvis_core.cli.cmd_ask import add_engine_arguments
 
-    p = subparsers.add_parser(
+    p: argparse.ArgumentParser = subparsers.add_parser(
         "chat",
         help="answer questions read from stdin, one per line, with one engine",
         description="Read questions from stdin, one per line, and stream each answer to stdout. One engine "

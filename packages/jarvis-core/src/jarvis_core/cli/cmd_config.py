@@ -19,7 +19,7 @@ __all__ = ["add_parser", "run"]
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``config`` (with ``path``, ``show`` and ``init``) to the ``jarvis`` parser."""
-    p = subparsers.add_parser(
+    p: argparse.ArgumentParser = subparsers.add_parser(
         "config",
         help="show, locate or create the config file",
         description="Locate (path), print (show) or create (init) jarvis' config file. "

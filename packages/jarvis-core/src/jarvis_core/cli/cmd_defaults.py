@@ -22,7 +22,7 @@ __all__ = ["add_parser", "collect", "render", "run"]
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``defaults`` to the ``jarvis`` parser."""
-    p = subparsers.add_parser(
+    p: argparse.ArgumentParser = subparsers.add_parser(
         "defaults",
         help="show the backend defaults that apply to a model",
         description="Show the parsers and sampling defaults that apply to MODEL, and where each came from "
@@ -35,7 +35,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _user_rules() -> tuple:
+def _user_rules() -> tuple[Any, ...]:
     """``(rules, config path)`` from the user's config; a missing config module means no user rules.
 
     Config errors are not swallowed: a broken config file is reported, never silently ignored.
@@ -59,7 +59,7 @@ def collect(model: str, backend: Optional[str] = None, *, use_config: bool = Tru
 
     rules, path = _user_rules() if use_config else (None, None)
     adapter = ModelAdapter.for_model(model, backend, user_rules=rules)
-    out = adapter.resolved.to_dict()
+    out: Dict[str, Any] = adapter.resolved.to_dict()
     out["effective_sampling"] = adapter.sampling({})
     out["effective_sources"] = adapter.sampling_sources({})
     out["user_config"] = str(path) if path else None

@@ -28,7 +28,7 @@ __all__ = ["add_parser", "render", "run"]
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``engines`` to the ``jarvis`` parser."""
-    p = subparsers.add_parser(
+    p: argparse.ArgumentParser = subparsers.add_parser(
         "engines",
         help="list configured engines and their health",
         description="Health-check the configured and installed engines in parallel and print each one's "

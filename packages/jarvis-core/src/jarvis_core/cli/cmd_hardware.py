@@ -32,7 +32,7 @@ __all__ = ["add_parser", "render", "run"]
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``hardware`` to the ``jarvis`` parser."""
-    p = subparsers.add_parser(
+    p: argparse.ArgumentParser = subparsers.add_parser(
         "hardware",
         help="detect CPU, RAM and GPUs; recommend an engine",
         description="Detect CPU, RAM and GPUs (nvidia-smi, rocm-smi, system_profiler; each with a timeout) and "

@@ -24,7 +24,7 @@ __all__ = ["add_parser", "render", "run"]
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``models`` to the ``jarvis`` parser."""
-    p = subparsers.add_parser(
+    p: argparse.ArgumentParser = subparsers.add_parser(
         "models",
         help="list the models each reachable engine offers",
         description="List the models each reachable engine offers (or only --engine's): a table, or JSON "

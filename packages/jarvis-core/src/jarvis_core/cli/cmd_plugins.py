@@ -46,7 +46,7 @@ _KEYS_SHOWN = 3
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``plugins`` to the ``jarvis`` parser."""
-    p = subparsers.add_parser(
+    p: argparse.ArgumentParser = subparsers.add_parser(
         "plugins",
         help=SUMMARY,
         description="List each loaded plugin: its distribution, version and what it registered; then the "

@@ -25,7 +25,7 @@ __all__ = ["add_parser", "run"]
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``prompts`` to the ``jarvis`` parser."""
-    p = subparsers.add_parser(
+    p: argparse.ArgumentParser = subparsers.add_parser(
         "prompts", help="list, show and render prompt providers; write training data",
         description="The installed prompt providers (registered through jarvis_register_prompt_providers).",
     )

@@ -40,7 +40,7 @@ def write_json(doc: Any, args: argparse.Namespace) -> None:
 
 def add_listing_parser(subparsers: Any, name: str, summary: str, description: str) -> argparse.ArgumentParser:
     """The parser of a listing command (``--json``, ``--indent``)."""
-    p = subparsers.add_parser(name, help=summary, description=description)
+    p: argparse.ArgumentParser = subparsers.add_parser(name, help=summary, description=description)
     add_json_options(p)
     return p
 

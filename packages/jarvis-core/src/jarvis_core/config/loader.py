@@ -53,7 +53,7 @@ class _EngineScalars:
 
 
 def load_config(
-    path: Union[str, os.PathLike, None] = None,
+    path: Union[str, os.PathLike[str], None] = None,
     *,
     environ: Optional[Mapping[str, str]] = None,
     registry: Optional[Registry] = None,
@@ -117,7 +117,7 @@ def _tables_of_tables(src: TomlSource, table: Any, name: str) -> Dict[str, Dict[
     return out
 
 
-def _read_source(path: Union[str, os.PathLike, None], env: Mapping[str, str]) -> TomlSource:
+def _read_source(path: Union[str, os.PathLike[str], None], env: Mapping[str, str]) -> TomlSource:
     explicit = path is not None or is_explicit(env)
     file = Path(path).expanduser() if path is not None else config_path(env)
     name = str(file)

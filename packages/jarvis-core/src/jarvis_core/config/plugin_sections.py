@@ -32,7 +32,7 @@ def plugin_roots(reg: Registry) -> List[str]:
     return sorted({name.split(".")[0] for name in _plugin_sections(reg)})
 
 
-def schema_of(registration: Registration, table: str) -> Type[ConfigSection] | Type[dict]:
+def schema_of(registration: Registration, table: str) -> Type[ConfigSection] | Type[dict[str, Any]]:
     """The attrs class a plugin registered for ``[table]`` (see :class:`~jarvis_core.config.section.ConfigSection`);
     ``dict`` (kept unchecked, with a warning) when it does not import, unless ``JARVIS_STRICT_PLUGINS`` is set.
     Not an attrs class: :class:`PluginError`."""

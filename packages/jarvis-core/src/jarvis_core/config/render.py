@@ -99,7 +99,7 @@ def dumps_toml(config: JarvisConfig) -> str:
     return "\n".join(lines).strip() + "\n"
 
 
-def _emit_table(lines: List[str], path: tuple, table: Dict[str, Any], overrides: Dict[str, str]) -> None:
+def _emit_table(lines: List[str], path: tuple[Any, ...], table: Dict[str, Any], overrides: Dict[str, str]) -> None:
     scalars = {k: v for k, v in table.items() if not isinstance(v, dict)}
     subtables = {k: v for k, v in table.items() if isinstance(v, dict)}
     if path and (scalars or not subtables):

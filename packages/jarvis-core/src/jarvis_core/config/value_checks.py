@@ -37,7 +37,7 @@ METADATA_ADDRESS_CHECK = "jarvis_address_check"
 AddressCheck = Callable[[str, str], Any]
 
 
-def _where(config: JarvisConfig, key: str) -> tuple:
+def _where(config: JarvisConfig, key: str) -> tuple[Any, ...]:
     """``(path, line)`` for ``key``, or ``(description, None)`` when it came from the environment."""
     source = config.sources.get(key, "")
     path, _, line = source.rpartition(":")

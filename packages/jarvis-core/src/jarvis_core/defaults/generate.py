@@ -24,7 +24,7 @@ class GeneratorError(ValueError):
     """An input table is malformed; the message names the table and the pattern."""
 
 
-def _table(data: Mapping[str, Any], what: str) -> List[tuple]:
+def _table(data: Mapping[str, Any], what: str) -> List[tuple[Any, ...]]:
     families = data.get("families")
     patterns = data.get("patterns")
     if not isinstance(families, Mapping) or not families:

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, List
+from typing import TYPE_CHECKING, Any, Dict, List
 
 from jarvis_core.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from jarvis_core.plugins.registry import DefaultsRegister
 
 DATA_FILE = "_generated_families.json"
 
@@ -27,7 +30,7 @@ def load_rules() -> List[Dict[str, Any]]:
 
 
 @hookimpl
-def jarvis_backend_defaults(register):
+def jarvis_backend_defaults(register: DefaultsRegister) -> None:
     for rule in load_rules():
         register(
             rule["pattern"],

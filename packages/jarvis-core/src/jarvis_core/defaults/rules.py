@@ -151,7 +151,7 @@ def _user_entries(user_rules: Any) -> List[Tuple[str, Mapping[str, Any]]]:
     return out
 
 
-def _object_fields(obj: Any) -> dict:
+def _object_fields(obj: Any) -> dict[str, Any]:
     if attrs.has(type(obj)):
         return {k: v for k, v in attrs.asdict(obj, recurse=False).items() if v is not None}
     return {k: v for k, v in vars(obj).items() if not k.startswith("_") and v is not None}

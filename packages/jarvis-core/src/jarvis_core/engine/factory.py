@@ -68,4 +68,5 @@ def create_engine(key: str, **options: Any) -> InferenceEngine:
         if unknown:
             raise InvalidOptionError(key, unknown, accepted)
     # The constructor is plugin code: anything but jarvis' typed errors is reported naming the plugin.
-    return get_registry().get("engine", key).build(**options)
+    engine: InferenceEngine = get_registry().get("engine", key).build(**options)
+    return engine

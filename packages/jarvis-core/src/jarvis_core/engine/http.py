@@ -27,6 +27,7 @@ from typing import (
     Optional,
     Set,
     Tuple,
+    Union,
     cast,
 )
 
@@ -59,7 +60,7 @@ from jarvis_core.errors import (
 # anyio's TaskGroup raises an exception group when a connect fails inside it (Python 3.11+, or the
 # exceptiongroup backport anyio installs on 3.10).
 _GROUP = getattr(builtins, "ExceptionGroup", None) or getattr(sys.modules.get("exceptiongroup"), "ExceptionGroup", None)
-_GROUPS: tuple = (_GROUP,) if _GROUP is not None else ()
+_GROUPS: tuple[Any, ...] = (_GROUP,) if _GROUP is not None else ()
 
 __all__ = ["HTTPEngine", "normalize_base_url", "translate_transport_error"]
 
@@ -288,7 +289,7 @@ class HTTPEngine(InferenceEngine):
 
     def build_request(
         self,
-        client: Any,
+        client: Union[httpx.Client, httpx.AsyncClient],
         method: str,
         path: str,
         *,

@@ -99,7 +99,7 @@ def classify_http_error(
     text = error_message_of(body)
     low = text.lower()
     excerpt = text[:300]
-    kw: dict = {"engine_id": engine_id, "status_code": status, "body": excerpt, "retry_after": retry_after}
+    kw: dict[str, Any] = {"engine_id": engine_id, "status_code": status, "body": excerpt, "retry_after": retry_after}
     who = engine_id or "engine"
     if status == 429 or "rate limit" in low or "resource_exhausted" in low:
         hint = f"; retry after {retry_after:g}s" if retry_after is not None else "; slow down and retry"

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping as _Mapping  # isinstance through typing.Mapping costs ~1 us a call
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, TypeVar
 
 from jarvis_core.engine.http_errors import error_from_payload
 from jarvis_core.engine.messages import _tool_call_from_dict, messages_to_dicts, tools_to_openai
@@ -33,6 +33,8 @@ __all__ = [
     "parse_tool_calls",
     "parse_usage",
 ]
+
+_T = TypeVar("_T")
 
 _EMPTY: Mapping[str, Any] = {}
 
@@ -91,7 +93,7 @@ def parse_usage(raw: Any) -> Optional[Usage]:
     return Usage(int(prompt), int(completion), int(total) if total is not None else int(prompt) + int(completion))
 
 
-def parse_tool_calls(raw: Any) -> tuple:
+def parse_tool_calls(raw: Any) -> tuple[Any, ...]:
     """Complete tool calls from a message's ``tool_calls`` (OpenAI nested or flat ``{id, name, arguments}``).
 
     Arguments given as an object are encoded to a JSON string; a missing id becomes ``call_<position>``.
@@ -189,7 +191,7 @@ class ChatStreamDecoder:
         self._usage: Optional[Usage] = None
         self._meta: Dict[str, Any] = {}
         # The last plain text delta's payload around its text: (before, after, len(before)); see decode().
-        self._shape: Optional[tuple] = None
+        self._shape: Optional[tuple[Any, ...]] = None
 
     @property
     def finish_reason(self) -> Optional[str]:
@@ -239,7 +241,7 @@ class ChatStreamDecoder:
             return text or None
         return self._decoded(payload, self.text)
 
-    def _decoded(self, payload: str, read: Callable[[Any], Any]) -> Any:
+    def _decoded(self, payload: str, read: Callable[[Any], _T]) -> _T:
         """``read(loads_payload(payload))``, learning the payload's shape when it is a plain text delta."""
         chunk = loads_payload(payload, engine_id=self.engine_id)
         out = read(chunk)
@@ -369,7 +371,7 @@ class ChatStreamDecoder:
             if args:
                 pending.parts.append(args if isinstance(args, str) else json.dumps(args, ensure_ascii=False))
 
-    def tool_calls(self) -> tuple:
+    def tool_calls(self) -> tuple[Any, ...]:
         """The tool calls assembled so far, in index order."""
         out = []
         for index in sorted(self._calls):

@@ -50,7 +50,7 @@ class Secret:
         raise TypeError("a Secret cannot be pickled")
 
 
-def _values(secrets: Iterable[Any]) -> list:
+def _values(secrets: Iterable[Any]) -> list[Any]:
     out = []
     for s in secrets:
         value = s.reveal() if isinstance(s, Secret) else s

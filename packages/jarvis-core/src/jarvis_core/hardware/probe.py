@@ -69,7 +69,7 @@ def run_tool(argv: Sequence[str], *, timeout: float) -> Tuple[Optional[str], Opt
     return out, None
 
 
-def _kill(proc: subprocess.Popen, posix: bool) -> None:
+def _kill(proc: subprocess.Popen[str], posix: bool) -> None:
     try:
         if posix:
             os.killpg(proc.pid, signal.SIGKILL)  # the whole session: the tool and anything it spawned

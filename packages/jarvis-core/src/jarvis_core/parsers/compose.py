@@ -15,8 +15,9 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import attrs
 
-from jarvis_core.parsers.base import Diagnostic, ParsedDelta, ToolCall
+from jarvis_core.parsers.base import Diagnostic, ParsedDelta
 from jarvis_core.parsers.lookup import get_reasoning_parser, get_tool_parser
+from jarvis_core.types import ToolCall
 
 __all__ = ["NO_PARSERS", "OutputParser", "ParsedOutput", "ParserPlan", "parse_output", "reasoning_options"]
 

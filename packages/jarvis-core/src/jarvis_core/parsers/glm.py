@@ -14,7 +14,7 @@ vLLM. A call with no arguments gives ``{}``. Content is the text before the firs
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, List
+from typing import TYPE_CHECKING, Any, List
 
 from jarvis_core.parsers.base import Diagnostic, ParsedDelta
 from jarvis_core.parsers.modes import PrefixTailParser, failed
@@ -29,7 +29,7 @@ START, END = "<tool_call>", "</tool_call>"
 KEY, KEY_END, VAL, VAL_END = "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"
 
 
-def parse_glm_body(body: str) -> tuple:
+def parse_glm_body(body: str) -> tuple[Any, ...]:
     """``(name, [(key, raw value)], problems)`` of one call body."""
     first = body.find(KEY)
     name = (body if first == -1 else body[:first]).strip()

@@ -59,7 +59,7 @@ class _HarmonyMachine:
         self.header: List[str] = []
         self.msg: Optional[_Message] = None
         self.preamble: List[str] = []
-        self.calls: List[tuple] = []
+        self.calls: List[tuple[Any, ...]] = []
         self.notes: List[Diagnostic] = []
         self.saw_final = False
         self.saw_reasoning = False

@@ -12,7 +12,7 @@ is kept as well (it has already been streamed). Tool-call ids are 9 alphanumeric
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List, Tuple
+from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
 from jarvis_core.parsers.base import Diagnostic, ParsedDelta, normalize_arguments
 from jarvis_core.parsers.jsonblocks import call_from_object
@@ -27,7 +27,7 @@ __all__ = ["MistralParser"]
 TOKEN, ARGS, CALL_ID = "[TOOL_CALLS]", "[ARGS]", "[CALL_ID]"
 
 
-def _arguments(text: str) -> tuple:
+def _arguments(text: str) -> tuple[Any, ...]:
     """``(arguments string, diagnostics)``: normalized JSON when valid, else the raw text verbatim."""
     try:
         obj, end = raw_decode(text)
@@ -48,6 +48,7 @@ class MistralParser(PrefixTailParser):
 
     def _decide(self, held: str) -> List[ParsedDelta]:
         after = held[len(TOKEN) :]
+        events: Optional[List[ParsedDelta]]
         if after.lstrip().startswith("["):
             events = self._legacy(after)
         else:
@@ -57,7 +58,7 @@ class MistralParser(PrefixTailParser):
         text = after.replace(TOKEN, "").strip()
         return [ParsedDelta(content=text, diagnostics=(Diagnostic("no_valid_call", "no parsable call after [TOOL_CALLS]; kept as content"),))]
 
-    def _legacy(self, after: str):
+    def _legacy(self, after: str) -> Optional[List[ParsedDelta]]:
         try:
             items, end = raw_decode(after)
         except ValueError:
@@ -73,7 +74,7 @@ class MistralParser(PrefixTailParser):
         notes = (Diagnostic("text_dropped", "text after the call array was dropped"),) if after[end:].strip() else ()
         return [ParsedDelta(tool_calls=tuple(calls), diagnostics=notes)]
 
-    def _v11(self, held: str):
+    def _v11(self, held: str) -> Optional[List[ParsedDelta]]:
         calls: List[ToolCall] = []
         notes: List[Diagnostic] = []
         for segment in held.split(TOKEN)[1:]:

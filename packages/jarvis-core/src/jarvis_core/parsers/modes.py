@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence
 
-from jarvis_core.parsers.base import Diagnostic, ParsedDelta, ToolCall, ToolCallPreview, ToolParser, new_call_id
+from jarvis_core.parsers.base import Diagnostic, ParsedDelta, ToolCallPreview, ToolParser
 from jarvis_core.parsers.scan import LeadingGate, MarkerWatcher
 from jarvis_core.parsers.schema import tool_schemas
+from jarvis_core.types import ToolCall, new_call_id
 
 __all__ = ["CallBuilder", "LeadingParser", "PrefixTailParser"]
 
@@ -26,7 +27,7 @@ class CallBuilder:
     def __init__(self, id_style: str = "openai") -> None:
         self.id_style = id_style
         self._ids: List[str] = []
-        self._used: set = set()
+        self._used: set[Any] = set()
 
     def id_for(self, index: int, preferred: Optional[str] = None) -> str:
         while len(self._ids) <= index:

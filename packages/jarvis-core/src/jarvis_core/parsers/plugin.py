@@ -7,7 +7,12 @@ kind="tool")``); :func:`jarvis_core.parsers.get_tool_parser` finds it through th
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from jarvis_core.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from jarvis_core.plugins.registry import ParserRegister
 
 _P = "jarvis_core.parsers."
 
@@ -46,7 +51,7 @@ REASONING_PARSERS = (
 
 
 @hookimpl
-def jarvis_register_parsers(register):
+def jarvis_register_parsers(register: ParserRegister) -> None:
     for kind, table in (("tool", TOOL_PARSERS), ("reasoning", REASONING_PARSERS)):
         for name, target, aliases, description in table:
             register(name, _P + target, kind=kind, aliases=aliases, description=description)

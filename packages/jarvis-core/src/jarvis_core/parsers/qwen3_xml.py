@@ -48,7 +48,7 @@ def _strip_one_newline(value: str) -> str:
     return value
 
 
-def _structural(text: str, tag: str, follower: re.Pattern) -> List[int]:
+def _structural(text: str, tag: str, follower: re.Pattern[str]) -> List[int]:
     out, pos = [], text.find(tag)
     while pos != -1:
         if follower.match(text, pos + len(tag)):

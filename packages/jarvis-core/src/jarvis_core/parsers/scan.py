@@ -94,7 +94,7 @@ class LeadingGate:
 
     def __init__(self, openers: Sequence[str]) -> None:
         self.openers = tuple(openers)
-        self._space: list = []  # leading whitespace pieces
+        self._space: list[Any] = []  # leading whitespace pieces
         self._body = ""  # text after the leading whitespace: shorter than the longest opener while undecided
 
     def feed(self, delta: str) -> Optional[Tuple[Optional[str], str]]:

@@ -28,7 +28,7 @@ def tool_schemas(tools: Any) -> Dict[str, Mapping[str, Any]]:
     return out
 
 
-def _name_and_params(tool: Any) -> tuple:
+def _name_and_params(tool: Any) -> tuple[Any, ...]:
     if isinstance(tool, Mapping):
         fn = tool.get("function", tool)
         if isinstance(fn, Mapping):

@@ -8,7 +8,7 @@ fails on a missing key.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import attrs
 
@@ -22,6 +22,10 @@ ToolsInput = Sequence[Any]
 
 def _text(value: Any, default: str = "") -> str:
     return default if value is None else str(value)
+
+
+def _strings(value: Optional[Iterable[str]]) -> Tuple[str, ...]:
+    return tuple(value or ())
 
 
 def _memories(value: Any) -> Tuple[str, ...]:
@@ -43,7 +47,7 @@ class NodeContext:
     #: Agent data keyed by agent name, e.g. ``{"home_assistant": {"devices": [...]}}``.
     agents: Mapping[str, Any] = attrs.field(factory=dict)
     room_hierarchy: Mapping[str, Any] = attrs.field(factory=dict)
-    date_keys: Tuple[str, ...] = attrs.field(default=(), converter=lambda v: tuple(v or ()))
+    date_keys: Tuple[str, ...] = attrs.field(default=(), converter=_strings)
 
     @classmethod
     def coerce(cls, value: Any) -> NodeContext:

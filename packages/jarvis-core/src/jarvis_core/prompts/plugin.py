@@ -7,10 +7,15 @@ provider can drive a tool loop from the CLI (``jarvis ask --agent prompt_driven 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from jarvis_core.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from jarvis_core.plugins.registry import Register
 
 
 @hookimpl
-def jarvis_register_agents(register):
+def jarvis_register_agents(register: Register) -> None:
     register("prompt_driven", "jarvis_core.prompts.agent:PromptDrivenAgent",
              description="tool loop whose prompts and reply parsing come from --prompt-provider")

@@ -48,16 +48,28 @@ class PromptReply:
     parsed_by_provider: bool
 
 
+def _tools(value: Any) -> Tuple[Dict[str, Any], ...]:
+    return tuple(coerce_tools(value))
+
+
+def _node_context(value: Any) -> NodeContext:
+    return NodeContext.coerce(value)
+
+
+def _commands(value: Any) -> Tuple[Dict[str, Any], ...]:
+    return tuple(coerce_commands(value))
+
+
 @attrs.frozen
 class PromptSession:
     """One provider with one request's context and tools (immutable; build one per conversation)."""
 
     provider: PromptProvider
-    tools: Tuple[Dict[str, Any], ...] = attrs.field(default=(), converter=lambda v: tuple(coerce_tools(v)))
-    node_context: NodeContext = attrs.field(factory=NodeContext, converter=lambda v: NodeContext.coerce(v))
+    tools: Tuple[Dict[str, Any], ...] = attrs.field(default=(), converter=_tools)
+    node_context: NodeContext = attrs.field(factory=NodeContext, converter=_node_context)
     timezone: Optional[str] = None
     available_commands: Tuple[Dict[str, Any], ...] = attrs.field(
-        default=(), converter=lambda v: tuple(coerce_commands(v)))
+        default=(), converter=_commands)
 
     @property
     def native(self) -> bool:

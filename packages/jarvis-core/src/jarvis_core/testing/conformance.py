@@ -35,7 +35,7 @@ import inspect
 import json
 import socket
 import sys
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, NoReturn, Optional, Sequence, Tuple
 
 import attrs
 
@@ -80,7 +80,7 @@ class ConformanceSkip(Exception):
     """A check does not apply (raised instead of ``pytest.skip`` when pytest is not running)."""
 
 
-def _skip(reason: str) -> None:
+def _skip(reason: str) -> NoReturn:
     if "pytest" in sys.modules and not _RUNNING_STANDALONE:
         import pytest
 

@@ -30,7 +30,7 @@ __all__ = ["PluginSpec", "installed", "installed_registry", "registry_with", "si
 PluginSpec = Union[Any, Tuple[str, Any]]
 
 
-def _named(plugins: Iterable[PluginSpec]) -> list:
+def _named(plugins: Iterable[PluginSpec]) -> list[Any]:
     out = []
     for i, p in enumerate(plugins):
         if isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str):
@@ -99,7 +99,7 @@ def simple_plugin(
 
     Only the hooks for the tables given are implemented, like a real plugin that implements only some.
     """
-    namespace: dict = {"jarvis_plugin_name": name}
+    namespace: dict[str, Any] = {"jarvis_plugin_name": name}
 
     def table_hook(hook: str, table: Mapping[str, Any]) -> None:
         def impl(register: Any) -> None:

@@ -200,7 +200,7 @@ class _Server(ThreadingHTTPServer):
 
     def __init__(self, replay: ReplayServer) -> None:
         self.replay = replay
-        self.open_sockets: set = set()
+        self.open_sockets: set[Any] = set()
         self.sock_lock = threading.Lock()
         self.connection_count = 0
         super().__init__(("127.0.0.1", 0), _Handler)

@@ -29,7 +29,7 @@ _KEEP: Any = object()
 _EVENT_END = re.compile(r".*?(?:\r\n\r\n|\n\n|\r\r)", re.DOTALL)
 
 
-def load_transcripts(path: Union[str, os.PathLike[str]]) -> List[dict]:
+def load_transcripts(path: Union[str, os.PathLike[str]]) -> List[dict[str, Any]]:
     """Read a transcript file (a JSON list of transcripts)."""
     with open(path, encoding="utf-8") as fh:
         data = json.load(fh)
@@ -87,7 +87,7 @@ def exchange_from_transcript(
     headers = dict(response.get("headers") or {})
     if response.get("content_type"):
         headers.setdefault("Content-Type", str(response["content_type"]))
-    body: dict = {}
+    body: dict[str, Any] = {}
     if "ndjson_lines" in response:
         body["ndjson"] = list(response["ndjson_lines"])
     elif "raw_sse" in response:
@@ -102,7 +102,7 @@ def exchange_from_transcript(
             body["raw"] = value
         else:
             body["json"] = value
-    fields: dict = {
+    fields: dict[str, Any] = {
         "method": str(request.get("method", "POST")),
         "path": target,
         "match": match_body,

@@ -13,7 +13,7 @@ import sys
 from typing import Any, Tuple
 
 
-def _run(tool: Any, arguments: dict) -> Tuple[str, str, str]:
+def _run(tool: Any, arguments: dict[str, Any]) -> Tuple[str, str, str]:
     from jarvis_core.tools.base import has_sync_run
     from jarvis_core.tools.output import to_text
 

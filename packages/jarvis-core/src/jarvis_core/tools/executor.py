@@ -315,7 +315,7 @@ def _run_coroutine(awaitable: Awaitable[Any], prep: _Prepared) -> Any:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(wrap())
-    box: list = []
+    box: list[Any] = []
     thread = threading.Thread(target=lambda: box.append(asyncio.run(wrap())), name=f"approve-{prep.call.name}",
                               daemon=True)
     thread.start()

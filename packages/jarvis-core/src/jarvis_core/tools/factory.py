@@ -31,7 +31,7 @@ def section_of(config: Union[JarvisConfig, Mapping[str, Any], None], kind: str, 
     return dict(tables.get(key) or {})
 
 
-def _accepted(factory: Any) -> Optional[set]:
+def _accepted(factory: Any) -> Optional[set[Any]]:
     """The keyword names ``factory`` accepts (``None``: it takes ``**kwargs``, so anything)."""
     try:
         sig = inspect.signature(factory)

@@ -72,7 +72,7 @@ class Workers:
     def __init__(self, name: str = "tool", idle_s: float = 30.0) -> None:
         self.name = name
         self.idle_s = idle_s
-        self._tasks: queue.SimpleQueue = queue.SimpleQueue()
+        self._tasks: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._idle = 0
         self._threads = 0
@@ -114,8 +114,8 @@ class Workers:
             then()
 
 
-def _submit(workers: Workers, fn: Callable[[], Outcome], on_done: Callable[[], None]) -> tuple:
-    box: list = []
+def _submit(workers: Workers, fn: Callable[[], Outcome], on_done: Callable[[], None]) -> tuple[Any, ...]:
+    box: list[Any] = []
     done = threading.Event()
 
     def task() -> None:
@@ -145,7 +145,8 @@ def run_tool(tool: Any, arguments: Dict[str, Any], *, isolation: str, timeout: O
     box, done = _submit(workers, lambda: _call(tool, arguments), on_thread_done)
     if not done.wait(timeout):
         return attrs.evolve(_timeout(timeout), abandoned=True)
-    return box[0]
+    outcome: Outcome = box[0]
+    return outcome
 
 
 async def arun_tool(tool: Any, arguments: Dict[str, Any], *, isolation: str, timeout: Optional[float],
@@ -163,7 +164,7 @@ async def arun_tool(tool: Any, arguments: Dict[str, Any], *, isolation: str, tim
     if isolation == "inline":
         return _call(tool, arguments)
     loop = asyncio.get_running_loop()
-    future: asyncio.Future = loop.create_future()
+    future: asyncio.Future[Outcome] = loop.create_future()
 
     def deliver(outcome: Outcome) -> None:
         if not future.done():
@@ -172,7 +173,7 @@ async def arun_tool(tool: Any, arguments: Dict[str, Any], *, isolation: str, tim
     def body() -> Outcome:
         return _run_in_process(tool, arguments, timeout) if isolation == "process" else _call(tool, arguments)
 
-    box: list = []
+    box: list[Any] = []
 
     def finished() -> None:
         with contextlib.suppress(RuntimeError):  # the loop may be gone: the caller gave up (timeout, cancel)
@@ -227,7 +228,7 @@ def _run_in_process(tool: Any, arguments: Dict[str, Any], timeout: Optional[floa
     return Outcome(status, text, error_type)
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

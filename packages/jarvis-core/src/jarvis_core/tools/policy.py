@@ -17,7 +17,7 @@ SIDE_EFFECTS = ("none", "read", "write")
 
 
 def _one_of(choices: tuple[str, ...]) -> Any:
-    def check(_: Any, attribute: attrs.Attribute, value: str) -> None:
+    def check(_: Any, attribute: attrs.Attribute[Any], value: str) -> None:
         if value not in choices:
             raise ValueError(f"ToolPolicy.{attribute.name} must be one of {', '.join(choices)}, got {value!r}")
 

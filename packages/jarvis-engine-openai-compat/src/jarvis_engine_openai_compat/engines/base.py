@@ -147,7 +147,7 @@ class OpenAICompatEngine(HTTPEngine):
         self.tool_mode = mode
         self._model_defaults = model_defaults
         self._bus = bus
-        self._no_tools_models: set = set()
+        self._no_tools_models: set[Any] = set()
 
     # -- errors -------------------------------------------------------------------------------------
     def classify_error(self, response: httpx.Response, body: Any, *, model: Optional[str] = None) -> EngineError:

@@ -38,10 +38,10 @@ SMOLLM2_ALIAS = "smollm2-135m-instruct"
 
 
 def check_number(minimum: float, *, optional: bool = False, integer: bool = False,
-                 strict: bool = False) -> Callable[[object, attrs.Attribute, Any], None]:
+                 strict: bool = False) -> Callable[[object, attrs.Attribute[Any], Any], None]:
     """An attrs validator: a number ``>= minimum`` (``> minimum`` when ``strict``), an ``int`` when
     ``integer``, ``None`` allowed when ``optional``; anything else is a :class:`ConfigError` naming the field."""
-    def check(_inst: object, attr: attrs.Attribute, value: Any) -> None:
+    def check(_inst: object, attr: attrs.Attribute[Any], value: Any) -> None:
         if value is None and optional:
             return
         kind = int if integer else (int, float)

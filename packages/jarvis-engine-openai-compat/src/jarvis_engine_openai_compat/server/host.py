@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 import threading
-from typing import List, Optional
+from typing import Any, List, Optional
 
 from jarvis_engine_openai_compat.server.config import DEFAULTS
 
@@ -91,7 +91,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 3
 
     stop = threading.Event()
-    holder: dict = {}
+    holder: dict[str, Any] = {}
 
     def on_signal(_signum, _frame) -> None:
         stop.set()

@@ -21,7 +21,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Callable, Deque, List, Optional, Tuple
+from typing import Any, Callable, Deque, List, Optional, Tuple
 
 import attrs
 
@@ -62,7 +62,7 @@ class MissingModelError(ConfigError):
     """The model file the server needs is not installed."""
 
 
-def _port(_inst: object, _attr: attrs.Attribute, value: int) -> None:
+def _port(_inst: object, _attr: attrs.Attribute[Any], value: int) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 65535:
         raise ConfigError(f"port must be an integer in 0..65535 (0 = pick a free one), got {value!r}", key="port")
 
@@ -195,11 +195,11 @@ class ServerProcess:
     READ_CHUNK = 8192
 
     def __init__(self, spec: ServerSpec, *, log_max_lines: int = 2000, log_max_bytes: int = 1_000_000,
-                 env: Optional[dict] = None) -> None:
+                 env: Optional[dict[str, Any]] = None) -> None:
         self.spec = spec
         self._log = _LogRing(log_max_lines, log_max_bytes)
         self._env = env
-        self._proc: Optional[subprocess.Popen] = None
+        self._proc: Optional[subprocess.Popen[bytes]] = None
         self._drain: Optional[threading.Thread] = None
         self.port: Optional[int] = None
 
@@ -331,7 +331,7 @@ class ServerProcess:
         if self._proc is not None and self._proc.stdout is not None and not (self._drain and self._drain.is_alive()):
             self._proc.stdout.close()
 
-    def _require(self) -> subprocess.Popen:
+    def _require(self) -> subprocess.Popen[bytes]:
         if self._proc is None:
             raise RuntimeError("the server was not started; call start() first")
         return self._proc

@@ -9,7 +9,7 @@ naming the field.
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Any, Optional, Tuple
 
 import attrs
 
@@ -60,6 +60,6 @@ class WorkerConfig(ServerConfig):
     capability_hints: Tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
 
     @tool_mode.validator
-    def _check_mode(self, _attr: attrs.Attribute, value: str) -> None:
+    def _check_mode(self, _attr: attrs.Attribute[Any], value: str) -> None:
         if value not in TOOL_MODES:
             raise ConfigError(f"tool_mode must be one of {', '.join(TOOL_MODES)}, got {value!r}", key="tool_mode")

@@ -44,7 +44,7 @@ def _object(body: Any) -> Mapping[str, Any]:
     return body
 
 
-def _only(body: Mapping[str, Any], allowed: tuple) -> None:
+def _only(body: Mapping[str, Any], allowed: tuple[Any, ...]) -> None:
     unknown = sorted(k for k in body if k not in allowed)
     if unknown:
         raise RequestError(f"unsupported field(s) {', '.join(map(repr, unknown))}", param=unknown[0],

@@ -95,8 +95,8 @@ class RunTask:
         self.context = context
         self.delivered = list(delivered)
         self.release = release
-        self.queue: Optional[asyncio.Queue] = asyncio.Queue() if stream else None
-        self.task: Optional[asyncio.Task] = None
+        self.queue: Optional[asyncio.Queue[Any]] = asyncio.Queue() if stream else None
+        self.task: Optional[asyncio.Task[Any]] = None
 
     def start(self) -> RunTask:
         self.task = asyncio.get_running_loop().create_task(self._drive(), name=f"jarvis-run-{self.run_id}")

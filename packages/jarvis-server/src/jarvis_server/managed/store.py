@@ -164,7 +164,7 @@ class Store:
         """Run ``fn(*args, **kwargs)`` on the store's thread without blocking the event loop."""
         return await asyncio.wrap_future(self._submit(fn, *args, **kwargs))
 
-    def _submit(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> concurrent.futures.Future:
+    def _submit(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
         try:
             return self._pool.submit(fn, *args, **kwargs)
         except RuntimeError:  # the pool was shut down
