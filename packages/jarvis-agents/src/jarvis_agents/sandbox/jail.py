@@ -29,7 +29,7 @@ import os
 import pwd
 import shutil
 import sys
-from typing import Iterable, List, Optional, Sequence
+from typing import Iterable, List, Optional, Sequence, Set
 
 import attrs
 
@@ -149,7 +149,7 @@ def _system_mounts() -> List[str]:
     return args
 
 
-def _parents(path: str, made: set) -> List[str]:
+def _parents(path: str, made: Set[str]) -> List[str]:
     """``--dir`` for each missing parent of a mount point, world-traversable (bwrap would make them 0700,
     which the unprivileged user could not pass)."""
     args: List[str] = []
@@ -186,7 +186,7 @@ def jail_argv(
         args += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     else:
         args += ["--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
-    made: set = {"/etc"}
+    made: Set[str] = {"/etc"}
     args += [*_system_mounts(), "--perms", "0755", "--dir", "/etc"]
     for path in (*_ETC_FILES, *(_ETC_NETWORK if network else ())):
         args += ["--ro-bind-try", path, path]

@@ -21,7 +21,7 @@ import re
 import sys
 from decimal import Decimal, localcontext
 from fractions import Fraction
-from typing import Callable, Dict, Union
+from typing import Any, Callable, Dict, List, Union
 
 from jarvis_core.tools import ToolPolicy
 from jarvis_core.types import ToolSpec
@@ -244,7 +244,7 @@ class _Evaluator:
         self.source = source
         self.cost = 0
 
-    def _charge(self, operands: list) -> None:
+    def _charge(self, operands: List[Any]) -> None:
         self.cost += sum(_size(x) for x in operands)
         if self.cost > MAX_COST:
             raise CalculatorError("the expression does too much work for the calculator; split it into smaller steps")

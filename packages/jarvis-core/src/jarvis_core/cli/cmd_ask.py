@@ -247,7 +247,8 @@ def read_tool_schemas(path: str) -> List[Any]:
 
     value = read_json_file(path, "--tools", want=list)
     try:
-        return coerce_tools(value)
+        tools: List[Any] = coerce_tools(value)
+        return tools
     except JarvisError as exc:
         raise JarvisError(f"--tools {path}: {exc}") from None
 
