@@ -98,6 +98,23 @@ def test_missing_directory_fifo_and_binary(root):
         tool.run(path="blob.bin")
 
 
+def test_links_that_stay_inside_the_root_still_work(root):
+    (root / "real").mkdir()
+    (root / "real" / "a.txt").write_text("A", encoding="utf-8")
+    os.symlink(root / "real", root / "alias")
+    os.symlink(root / "real" / "a.txt", root / "a-link.txt")
+    assert FileReadTool(roots=[root]).run(path="alias/a.txt") == "A"
+    assert FileReadTool(roots=[root]).run(path="a-link.txt") == "A"
+    FileWriteTool(roots=[root]).run(path="alias/new/b.txt", content="B")
+    assert (root / "real" / "new" / "b.txt").read_text(encoding="utf-8") == "B"
+
+
+def test_a_nul_anywhere_is_binary(root):
+    (root / "late.bin").write_bytes(b"x" * 10_000 + b"\x00")
+    with pytest.raises(ValueError, match="binary"):
+        FileReadTool(roots=[root]).run(path="late.bin")
+
+
 def test_read_is_capped(root):
     (root / "big.txt").write_text("x" * 5000, encoding="utf-8")
     text = FileReadTool(roots=[root], max_bytes=1000).run(path="big.txt")
@@ -129,3 +146,100 @@ def test_write_needs_confirmation_through_the_executor(root):
     approved = ToolExecutor([FileWriteTool(roots=[root])],
                             approver=lambda c, tool: seen.append(c.name) or True).execute(call)
     assert approved.ok and (root / "a.txt").read_text(encoding="utf-8") == "hi" and seen == ["file_write"]
+
+
+# -- races: a component swapped for a symlink to outside between the check and the open --------------------
+SWAPPER = r"""
+import os, sys
+root, outside, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+os.chdir(root)
+if mode == "file":  # race.txt: a plain file, then a symlink to the outside file, atomically, over and over
+    while True:
+        os.symlink(os.path.join(outside, "secret.txt"), "link.tmp")
+        os.replace("link.tmp", "race.txt")
+        with open("file.tmp", "w") as f:
+            f.write("inside\n")
+        os.replace("file.tmp", "race.txt")
+else:  # sub: a directory, then a symlink to the outside directory
+    import shutil
+
+    def step():
+        if not os.path.isdir("parked"):
+            os.rename("sub", "parked")
+            os.symlink(outside, "sub")
+        elif os.path.islink("sub") or not os.path.lexists("sub"):
+            if os.path.lexists("sub"):
+                os.unlink("sub")
+            os.rename("parked", "sub")
+        else:  # a write made a new sub meanwhile (the tool creates missing directories)
+            shutil.rmtree("sub", ignore_errors=True)
+
+    while True:
+        try:
+            step()
+        except OSError:
+            pass
+"""
+
+
+@pytest.fixture
+def race(root, tmp_path):
+    """``race(mode)`` starts a process swapping a path component inside ``root`` between a real entry and a
+    symlink to ``outside`` (holding ``secret.txt``); returns the outside directory."""
+    import subprocess
+    import sys
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("OUTSIDE-SECRET\n", encoding="utf-8")
+    (root / "race.txt").write_text("inside\n", encoding="utf-8")
+    (root / "sub").mkdir()
+    (root / "sub" / "secret.txt").write_text("inside\n", encoding="utf-8")
+    procs = []
+
+    def start(mode):
+        procs.append(subprocess.Popen([sys.executable, "-c", SWAPPER, str(root), str(outside), mode]))
+        return outside
+
+    yield start
+    for proc in procs:
+        proc.kill()
+        proc.wait()
+
+
+def _untouched(outside):
+    assert (outside / "secret.txt").read_text(encoding="utf-8") == "OUTSIDE-SECRET\n"
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+
+
+def _attempts(fn, n=3000):
+    """Run ``fn`` ``n`` times; the counts of what it returned and of the refusals."""
+    done, refused = [], 0
+    for _ in range(n):
+        try:
+            done.append(fn())
+        except (PathDenied, FileNotFoundError, NotADirectoryError):
+            refused += 1
+    return done, refused
+
+
+@pytest.mark.parametrize("mode", ["file", "dir"])
+def test_reads_never_follow_a_swapped_symlink_out_of_the_root(root, race, mode):
+    outside = race(mode)
+    tool = FileReadTool(roots=[root])
+    path = "race.txt" if mode == "file" else "sub/secret.txt"
+    texts, refused = _attempts(lambda: tool.run(path=path), 3000 if mode == "file" else 1000)
+    assert not [t for t in texts if "OUTSIDE" in t]  # 12 of 3,000 before the reads walked from the root
+    assert texts and refused  # both sides of the race were seen
+    _untouched(outside)
+
+
+@pytest.mark.parametrize("mode", ["file", "dir"])
+@pytest.mark.parametrize("append", [True, False])
+def test_writes_never_follow_a_swapped_symlink_out_of_the_root(root, race, mode, append):
+    outside = race(mode)
+    tool = FileWriteTool(roots=[root])
+    path = "race.txt" if mode == "file" else "sub/secret.txt"
+    done, refused = _attempts(lambda: tool.run(path=path, content="x", append=append), 3000 if mode == "file" else 1000)
+    assert done and refused
+    _untouched(outside)  # 34 of 3,000 appends landed outside before

@@ -2,19 +2,22 @@
 
 Both need ``roots`` in the config (``[tools.file_read] roots = ["~/notes"]``); without them the tool is not
 built and the error says how to configure it. Paths go through :class:`~.paths.PathPolicy` (resolved, inside
-a root, not on the deny-list) before anything looks at the disk. ``file_write`` asks for confirmation
-through its policy: with no approver the executor refuses it.
+a root, not on the deny-list) before anything looks at the disk, and are then opened from the root without
+following a link (:meth:`~.paths.PathPolicy.parent_dir`), so a symlink swapped in after the check is
+refused rather than followed out of the root. ``file_write`` asks for confirmation through its policy: with
+no approver the executor refuses it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import stat
 import uuid
-from pathlib import Path
 from typing import Optional, Sequence, Union
 
-from jarvis_agents.tools.paths import PathDenied, PathPolicy
+from jarvis_agents.tools.paths import NO_FOLLOW, PathDenied, PathPolicy, changed_error
 from jarvis_core.tools import ToolPolicy
 from jarvis_core.types import ToolSpec
 
@@ -27,17 +30,36 @@ DEFAULT_MAX_READ = 256 * 1024
 DEFAULT_MAX_WRITE = 1024 * 1024
 
 
-def _regular_file(path: Path, requested: str) -> os.stat_result:
+def _open(name: str, flags: int, dir_fd: Optional[int], requested: str) -> int:
+    """Open the last component, never following a link and never blocking on a FIFO; a regular file only."""
     try:
-        info = path.stat()
+        fd = os.open(name, flags | NO_FOLLOW | getattr(os, "O_NONBLOCK", 0), 0o666, dir_fd=dir_fd)
     except FileNotFoundError:
         raise FileNotFoundError(f"no such file: {requested!r}") from None
+    except IsADirectoryError:
+        raise IsADirectoryError(f"{requested!r} is a directory, not a file") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise changed_error(requested) from None
+        if exc.errno == errno.ENXIO:  # a FIFO without a reader
+            raise PathDenied(f"{requested!r} is not a regular file") from None
+        raise
+    try:
+        _regular(os.fstat(fd), requested)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _regular(info: os.stat_result, requested: str) -> None:
     if stat.S_ISDIR(info.st_mode):
         raise IsADirectoryError(f"{requested!r} is a directory, not a file")
+    if stat.S_ISLNK(info.st_mode):
+        raise changed_error(requested)
     if not stat.S_ISREG(info.st_mode):
         # A FIFO or device would block or stream forever.
         raise PathDenied(f"{requested!r} is not a regular file")
-    return info
 
 
 class FileReadTool:
@@ -69,10 +91,11 @@ class FileReadTool:
     def run(self, path: str, max_lines: Optional[int] = None) -> str:
         """Return the file's text (UTF-8, undecodable bytes replaced); errors name the reason."""
         real = self.paths.resolve(path)
-        _regular_file(real, path)
-        with open(real, "rb") as fh:
+        with self.paths.parent_dir(real, path) as (dir_fd, name):
+            fd = _open(name, os.O_RDONLY, dir_fd, path)
+        with os.fdopen(fd, "rb") as fh:
             data = fh.read(self.max_bytes + 1)
-        if b"\x00" in data[:8192]:
+        if b"\x00" in data:
             raise ValueError(f"{path!r} looks like a binary file; file_read returns text only")
         cut = len(data) > self.max_bytes
         text = data[: self.max_bytes].decode("utf-8", errors="replace")
@@ -120,24 +143,36 @@ class FileWriteTool:
         if len(data) > self.max_bytes:
             raise ValueError(f"the content is {len(data)} bytes; file_write accepts at most {self.max_bytes}")
         real = self.paths.resolve(path)
-        mode = None
-        if real.exists():
-            mode = stat.S_IMODE(_regular_file(real, path).st_mode)
-        real.parent.mkdir(parents=True, exist_ok=True)
-        if append:
-            with open(real, "ab") as fh:
-                fh.write(data)
-            return f"appended {len(data)} bytes to {path}"
-        # Write a sibling then rename, so a failure never leaves a half-written file behind.
-        tmp = real.parent / f".jarvis-write-{uuid.uuid4().hex}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as for open()
+        with self.paths.parent_dir(real, path, make=True) as (dir_fd, name):
+            if append:
+                fd = _open(name, os.O_WRONLY | os.O_APPEND | os.O_CREAT, dir_fd, path)
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                return f"appended {len(data)} bytes to {path}"
+            self._replace(name, dir_fd, data, path)
+        return f"wrote {len(data)} bytes to {path}"
+
+    @staticmethod
+    def _replace(name: str, dir_fd: Optional[int], data: bytes, requested: str) -> None:
+        """Write a sibling then rename it over ``name``, so a failure never leaves a half-written file."""
+        try:
+            info: Optional[os.stat_result] = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            info = None
+        if info is not None:
+            _regular(info, requested)
+        tmp = f".jarvis-write-{uuid.uuid4().hex}"
+        if dir_fd is None:
+            tmp = os.path.join(os.path.dirname(name), tmp)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NO_FOLLOW, 0o666, dir_fd=dir_fd)  # umask applies
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
-            if mode is not None:
-                os.chmod(tmp, mode)
-            os.replace(tmp, real)
+                if info is not None:
+                    os.chmod(fh.fileno() if os.chmod in os.supports_fd else tmp, stat.S_IMODE(info.st_mode))
+            # A rename replaces the directory entry itself: a link swapped in meanwhile is replaced, not followed.
+            os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         except BaseException:
-            Path(tmp).unlink(missing_ok=True)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=dir_fd)
             raise
-        return f"wrote {len(data)} bytes to {path}"
