@@ -13,6 +13,7 @@ venv), "system" means the base interpreter, not the venv holding jarvis-core. A 
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import site
@@ -88,11 +89,14 @@ def write_plugin_project(
     version: str,
     entry_points: Mapping[str, str],
     modules: Mapping[str, str],
+    dependencies: Iterable[str] = (),
 ) -> pathlib.Path:
     """Write a plugin project (pyproject with hatchling, ``jarvis`` entry points, a src-layout package).
 
     :param entry_points: entry-point name -> module (value in ``[project.entry-points.jarvis]``).
     :param modules: module path relative to ``src`` (``"pkg/plugin.py"``) -> source text.
+    :param dependencies: its ``Requires-Dist`` (``"jarvis-core>=0.1,<0.2"``); the tests install with
+        ``--no-deps``, so they are only declared.
     """
     project = root / dist
     packages = sorted({m.split("/")[0] for m in modules})
@@ -109,6 +113,7 @@ def write_plugin_project(
             name = "{dist}"
             version = "{version}"
             requires-python = ">=3.10"
+            dependencies = {json.dumps(list(dependencies))}
 
             [project.entry-points.jarvis]
             """

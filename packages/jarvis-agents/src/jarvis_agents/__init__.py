@@ -5,4 +5,4 @@
 Importing this package is cheap; the registry imports an agent's or a tool's module only when it is used.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from jarvis_core.hookspecs import hookimpl
 from jarvis_core.lazy import lazy_exports
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # name -> module that defines it; imported on first attribute access.
 _LAZY = {

@@ -54,6 +54,7 @@ __all__ = [
     "EngineTimeoutError",
     "InvalidOptionError",
     "InvalidOptionValueError",
+    "JarvisDeprecationWarning",
     "JarvisError",
     "LimitExceededError",
     "MalformedResponseError",
@@ -61,6 +62,7 @@ __all__ = [
     "PluginError",
     "PluginLoadError",
     "RateLimitError",
+    "RemovedAPIError",
     "ServerError",
     "StreamError",
     "ToolsNotSupportedError",
@@ -147,6 +149,27 @@ class PluginError(JarvisError):
 class PluginLoadError(PluginError):
     """A plugin failed to load. Raised only in strict mode (``JARVIS_STRICT_PLUGINS=1``); constructor as
     :class:`PluginError`."""
+
+
+class RemovedAPIError(PluginError, AttributeError):
+    """Plugin code used a public name that jarvis-core removed (``docs/contract.md`` §11). An
+    ``AttributeError`` too, so ``hasattr`` and ``getattr(x, name, default)`` behave as before.
+
+    :param name: the removed name (``EventType.STREAM_START``).
+    :param removed_in: the jarvis-core version that removed it.
+    :param replacement: what to use instead.
+    The other attributes as :class:`PluginError` (``plugin``: the top-level package of the code that used it).
+    """
+
+    def __init__(self, message: str, *, key: str = "", plugin: str = "", distribution: str = "", name: str = "",
+                 removed_in: str = "", replacement: str = "") -> None:
+        super().__init__(message, key=key, plugin=plugin, distribution=distribution)
+        self.name, self.removed_in, self.replacement = name, removed_in, replacement
+
+
+class JarvisDeprecationWarning(DeprecationWarning):
+    """A deprecated public name was used: the message names its replacement, the version that removes it
+    and the plugin code that used it (``docs/contract.md`` §11)."""
 
 
 class DuplicateRegistrationError(PluginError):

@@ -24,7 +24,17 @@ __all__ = ["Event", "EventBus", "EventType", "Subscriber", "default_bus", "publi
 log = logging.getLogger(__name__)
 
 
-class EventType(str, enum.Enum):
+class _EventTypeMeta(enum.EnumMeta):
+    # EventType.STREAM_START / STREAM_END were removed in 0.2.0: say so, and what replaces them.
+    def __getattr__(cls, name: str) -> Any:
+        if name in ("STREAM_START", "STREAM_END"):
+            from jarvis_core.deprecation import removed
+
+            raise removed(f"EventType.{name}", f"EventType.INFERENCE_{name[7:]} (its data has stream=True)")
+        raise AttributeError(name)
+
+
+class EventType(str, enum.Enum, metaclass=_EventTypeMeta):
     """Every event jarvis publishes. Plugins may publish these; add new members only in the core, and only
     with a publisher (tests/test_event_types_published.py checks that each member has one)."""
 
@@ -89,6 +99,14 @@ class EventBus:
                     subs.remove(fn)
 
         return unsubscribe
+
+    def has_subscribers(self) -> bool:
+        """True when anyone listens (deprecated: publish unconditionally; a bus without subscribers is cheap)."""
+        from jarvis_core.deprecation import deprecated
+
+        deprecated("EventBus.has_subscribers", "publish() unconditionally")
+        with self._lock:
+            return any(self._subs.values())
 
     def publish(self, event_type: EventType, **data: Any) -> Event:
         """Build an :class:`Event` and deliver it to the matching subscribers; returns the event."""

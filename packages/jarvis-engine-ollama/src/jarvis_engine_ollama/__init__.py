@@ -4,4 +4,4 @@ Importing this package is cheap; the engine lives in :mod:`jarvis_engine_ollama.
 by the registry only when used.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

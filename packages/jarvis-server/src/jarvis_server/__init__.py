@@ -4,4 +4,4 @@
 the ``jarvis_register_commands`` hook, see :mod:`jarvis_server.plugin`) runs it under uvicorn.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

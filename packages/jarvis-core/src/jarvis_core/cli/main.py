@@ -209,6 +209,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         warnings.showwarning = output.show_warning
         # Our own deprecations (legacy config keys) are meant for the user of the command.
         warnings.filterwarnings("default", category=DeprecationWarning, module=r"jarvis")
+        # A plugin using a deprecated public name: shown once per place, whatever the plugin's module is called.
+        from jarvis_core.errors import JarvisDeprecationWarning  # stdlib-only module; cheap
+
+        warnings.filterwarnings("default", category=JarvisDeprecationWarning)
         try:
             parser = build_parser(_selected_command(args_list))
             args = parser.parse_args(args_list)

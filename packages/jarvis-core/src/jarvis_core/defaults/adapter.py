@@ -165,6 +165,22 @@ class ModelAdapter:
             )
             return None
 
+    def new_tool_parser(self, tools: Any = None) -> Any:
+        """A fresh tool-call parser for this family, or None (deprecated: ``parser_plan(tools)``)."""
+        from jarvis_core.deprecation import deprecated
+
+        deprecated("ModelAdapter.new_tool_parser", "parser_plan(tools), or postprocess() / the engine's stream")
+        cls = self._load("tool", self.tool_parser)
+        return cls(tools) if cls is not None else None
+
+    def new_reasoning_parser(self, **options: Any) -> Any:
+        """A fresh reasoning parser for this family, or None (deprecated: ``parser_plan(tools)``)."""
+        from jarvis_core.deprecation import deprecated
+
+        deprecated("ModelAdapter.new_reasoning_parser", "parser_plan(tools), or postprocess() / the engine's stream")
+        cls = self._load("reasoning", self.reasoning_parser)
+        return cls(**options) if cls is not None else None
+
     def parser_plan(self, tools: Any = None) -> ParserPlan:
         """Which of the family's parsers apply to an answer to a request with (or without) ``tools``
         (:meth:`ParserPlan.choose <jarvis_core.parsers.compose.ParserPlan.choose>` is the rule). Parser

@@ -34,6 +34,7 @@ from typing import (
 import httpx
 
 from jarvis_core.engine.base import InferenceEngine
+from jarvis_core.engine.compat import DeprecatedHTTPEngineMethods
 from jarvis_core.engine.http_errors import classify_http_error, error_from_payload, parse_retry_after
 from jarvis_core.engine.limits import ReplyLimits, check_count, check_seconds
 from jarvis_core.engine.pool import async_transport, pool_limits
@@ -109,7 +110,7 @@ async def _drain(batches: AsyncIterator[Any], seconds: float) -> None:
         await _adrain(batches)
 
 
-class HTTPEngine(InferenceEngine):
+class HTTPEngine(InferenceEngine, DeprecatedHTTPEngineMethods):
     """An engine that talks HTTP to one base URL.
 
     :param host: base URL (``http://host:port``; a bare ``host:port`` is accepted). ``base_url`` is an alias.

@@ -298,3 +298,13 @@ class SSEByteDecoder(_TextLines):
         self._parts, self._event = [], None
         self._pending_len = self._parts_len = 0
         return out
+
+
+def __getattr__(name: str) -> Any:
+    # Names removed while the version read 0.1.0 keep working, with a warning, until 1.0.0 (engine/compat.py).
+    if name.startswith("__"):  # the import system asks for __path__ and friends
+        raise AttributeError(name)
+    from jarvis_core.deprecation import module_getattr
+    from jarvis_core.engine.compat import STREAMS_ALIASES
+
+    return module_getattr(__name__, STREAMS_ALIASES)(name)

@@ -53,6 +53,14 @@ class ToolParseResult:
     diagnostics: Tuple[Diagnostic, ...] = ()
     reasoning: Optional[str] = None  # only formats that carry both (gpt-oss Harmony) set it
 
+    @property
+    def tools_called(self) -> bool:
+        """Whether any call was found (deprecated: ``bool(result.tool_calls)``)."""
+        from jarvis_core.deprecation import deprecated
+
+        deprecated("ToolParseResult.tools_called", "bool(result.tool_calls)")
+        return bool(self.tool_calls)
+
 
 @attrs.frozen
 class ReasoningResult:

@@ -471,6 +471,14 @@ class ReplayServer:
         with self._server.sock_lock:
             return len(self._server.open_sockets)
 
+    def wait_for_requests(self, n: int, timeout: float = 5.0) -> List[RecordedRequest]:
+        """Wait until at least ``n`` requests arrived (deprecated: ``wait_until``)."""
+        from jarvis_core.deprecation import deprecated
+
+        deprecated("ReplayServer.wait_for_requests", "wait_until(lambda server: len(server.requests) >= n)")
+        self.wait_until(lambda s: len(s.requests) >= n, timeout)
+        return self.requests
+
     def wait_until(self, predicate: Callable[[ReplayServer], bool], timeout: float = 5.0) -> bool:
         """Poll ``predicate(self)`` until it is true or ``timeout`` passes; returns its last value.
 

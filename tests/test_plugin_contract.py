@@ -1,0 +1,121 @@
+"""The compatibility promise and use-time plugin mistakes (docs/contract.md §11, docs/plugins.md), each made by
+a real distribution pip-installed into one real venv and seen through the real ``jarvis`` command, with the
+exact message asserted. Each test selects the plugins it exercises with ``JARVIS_LOAD_PLUGINS``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from jarvis_core.testing import Exchange, ReplayServer
+
+pytestmark = pytest.mark.slow
+
+V = "0.1.0"
+CORE = "core-parsers,core-defaults,engine-echo"
+
+PLUGINS = {
+    # name: (its Requires-Dist, {module path: source})
+    "oldapi": (["jarvis-core>=0.1,<0.2"], {
+        # Written against the 0.1.0 docs: line streams, and an event type that is gone.
+        "jarvis_plugin_oldapi/plugin.py": """\
+            from jarvis_core import hookimpl
+
+            @hookimpl
+            def jarvis_register_engines(register):
+                register("oldapi", "jarvis_plugin_oldapi.engine:OldApiEngine", discoverable=False)
+                register("oldevents", "jarvis_plugin_oldapi.engine:OldEventsEngine", discoverable=False)
+            """,
+        "jarvis_plugin_oldapi/engine.py": """\
+            from jarvis_core.engine.http import HTTPEngine
+            from jarvis_core.types import Completion
+
+            class OldApiEngine(HTTPEngine):
+                engine_id = "oldapi"
+
+                def generate(self, messages, *, model, **options):
+                    with self.stream_lines("GET", "/lines") as lines:
+                        return Completion(" ".join(lines))
+
+                async def stream(self, messages, *, model, **options):
+                    async with self.astream_lines("GET", "/lines") as lines:
+                        async for line in lines:
+                            yield line + " "
+
+                def list_models(self):
+                    return ["m"]
+
+            class OldEventsEngine(OldApiEngine):
+                engine_id = "oldevents"
+
+                def generate(self, messages, *, model, **options):
+                    from jarvis_core.events import EventType
+                    return Completion(EventType.STREAM_START.value)
+
+                async def stream(self, messages, *, model, **options):
+                    from jarvis_core.events import EventType
+                    yield EventType.STREAM_END.value
+            """,
+    }),
+}
+
+
+def _dist(name: str) -> str:
+    return f"jarvis-plugin-{name}"
+
+
+@pytest.fixture(scope="module")
+def contract_venv(plugin_venv, plugin_project, example_echo_project, tmp_path_factory):
+    root = tmp_path_factory.mktemp("contract-projects")
+    projects = [
+        plugin_project(root, _dist(name), V, {name: f"jarvis_plugin_{name}.plugin"}, modules, dependencies=requires)
+        for name, (requires, modules) in PLUGINS.items()
+    ]
+    return plugin_venv("contract", [*projects, example_echo_project])
+
+
+def _run(venv, *args, load: str, env=None):
+    return venv.jarvis(*args, env={"JARVIS_LOAD_PLUGINS": f"{CORE},{load}", **(env or {})})
+
+
+def _lines(proc, kind: str) -> list[str]:
+    return [line for line in proc.stderr.splitlines() if line.startswith(f"jarvis: {kind}: ")]
+
+
+USED_BY = f"(used by jarvis_plugin_oldapi.engine, from {_dist('oldapi')} {V})"
+
+
+@pytest.fixture
+def lines_server():
+    with ReplayServer([Exchange("GET", "/lines", ndjson=[{"n": 1}, {"n": 2}])] * 2) as server:
+        yield server
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_a_plugin_written_for_0_1_0_still_runs_and_is_told_what_replaces_a_removed_name(
+        contract_venv, lines_server, json_flag):
+    proc = _run(contract_venv, "ask", *json_flag, "--engine", "oldapi", "--host", lines_server.url, "--model", "m",
+                "hi", load="oldapi")
+    assert proc.returncode == 0, proc.stderr
+    text = json.loads(proc.stdout)["content"] if json_flag else proc.stdout
+    assert text.split() == ['{"n":', '1}', '{"n":', '2}']
+    name = "stream_lines" if json_flag else "astream_lines"
+    assert _lines(proc, "warning") == [
+        f"jarvis: warning: HTTPEngine.{name} is deprecated since jarvis-core 0.2.0 and will be removed in 1.0.0; use "
+        f"astream_batches(method, path, LineByteDecoder(), ...) instead {USED_BY}"
+    ]
+
+
+@pytest.mark.parametrize(("json_flag", "member"), [([], "END"), (["--json"], "START")])
+def test_a_removed_name_is_an_error_naming_it_its_version_its_replacement_and_the_plugin(
+        contract_venv, lines_server, json_flag, member):
+    proc = _run(contract_venv, "ask", *json_flag, "--engine", "oldevents", "--host", lines_server.url, "--model", "m",
+                "hi", load="oldapi")
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr and "a bug in jarvis" not in proc.stderr
+    assert _lines(proc, "error") == [
+        f"jarvis: error: EventType.STREAM_{member} was removed in jarvis-core 0.2.0; use EventType.INFERENCE_{member} "
+        f"(its data has stream=True) instead {USED_BY}"
+    ]
