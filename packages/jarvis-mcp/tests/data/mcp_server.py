@@ -1,0 +1,78 @@
+"""A real MCP server written with the official SDK, for the tests: ``python mcp_server.py [stdio|http PORT]
+[--hang-at-start]``.
+
+Its tools: ``add`` (read-only), ``note`` (destructive), ``shout`` (open world, not read-only), ``big`` (a
+result of ``n`` characters), ``crash`` (the process exits mid-call), ``hang`` (never answers), ``failing``
+(an MCP tool error) and ``env`` (reads an environment variable the config passes).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
+
+server = MCPServer("jarvis-test-server")
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def add(a: int, b: int) -> str:
+    """Add two integers."""
+    return str(a + b)
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
+def note(text: str) -> str:
+    """Write a note (destructive)."""
+    return f"noted: {text}"
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True))
+def shout(text: str) -> str:
+    """Say it loud."""
+    return text.upper()
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def big(n: int) -> str:
+    """n characters."""
+    return "x" * n
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def crash() -> str:
+    """The server dies."""
+    os._exit(3)
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def hang() -> str:
+    """Never answers."""
+    time.sleep(3600)
+    return "never"
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def failing() -> str:
+    """Raises."""
+    raise ValueError("the database is locked")
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def env(name: str) -> str:
+    """An environment variable of the server process."""
+    return os.environ.get(name, "<unset>")
+
+
+if __name__ == "__main__":
+    if "--hang-at-start" in sys.argv:
+        time.sleep(3600)
+    if len(sys.argv) > 2 and sys.argv[1] == "http":
+        import uvicorn
+
+        uvicorn.run(server.streamable_http_app(), host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+    else:
+        server.run("stdio")

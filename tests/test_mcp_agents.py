@@ -1,0 +1,152 @@
+"""An MCP server's tool used by jarvis's agents end to end: ``jarvis ask --agent orchestrator --tools add``
+and a managed agent of ``jarvis serve``, both against a real stdio MCP server written with the SDK.
+
+The model is jarvis's ``openai-compat`` engine pointed at a loopback stand-in that scripts it: the first
+turn calls ``add``; the second answers only when the tool message it is sent holds the MCP server's result
+(``5``), so the answer can only come from the tool result.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import socket
+import subprocess
+import sys
+import time
+from typing import Any, Dict, List
+
+import httpx
+import pytest
+
+from jarvis_core.testing import Exchange, ReplayServer
+
+SERVER = pathlib.Path(__file__).resolve().parents[1] / "packages" / "jarvis-mcp" / "tests" / "data" / "mcp_server.py"
+ANSWER = "2 + 3 = 5, says the MCP server"
+
+
+def _tool_message(body: Any) -> List[str]:
+    if not isinstance(body, dict):
+        return []
+    return [m.get("content") for m in body.get("messages", []) if m.get("role") == "tool"]
+
+
+def _sse(delta: Dict[str, Any], finish: str) -> List[str]:
+    def chunk(d: Dict[str, Any], reason: Any) -> str:
+        return "data: " + json.dumps({"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "m",
+                                      "choices": [{"index": 0, "delta": d, "finish_reason": reason}]})
+    return [chunk({"role": "assistant", **delta}, None), chunk({}, finish), "data: [DONE]"]
+
+
+def _model() -> ReplayServer:
+    call = {"index": 0, "id": "call_0", "type": "function", "function": {"name": "add", "arguments": '{"a": 2, "b": 3}'}}
+    completion = {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                  "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": ANSWER}}]}
+    first = {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+             "choices": [{"index": 0, "finish_reason": "tool_calls",
+                          "message": {"role": "assistant", "content": None, "tool_calls": [call]}}]}
+
+    def answered(body: Any) -> bool:
+        return _tool_message(body) == ["5"]
+
+    return ReplayServer([
+        Exchange("GET", "/v1/models", json={"object": "list", "data": [{"id": "m", "object": "model"}]}),
+        Exchange("POST", "/v1/chat/completions", match=lambda b: answered(b) and bool(b.get("stream")),
+                 sse=_sse({"content": ANSWER}, "stop")),
+        Exchange("POST", "/v1/chat/completions", match=answered, json=completion),
+        Exchange("POST", "/v1/chat/completions", match=lambda b: bool(b.get("stream")),
+                 sse=_sse({"tool_calls": [call]}, "tool_calls")),
+        Exchange("POST", "/v1/chat/completions", json=first),
+    ]).start()
+
+
+@pytest.fixture
+def home(tmp_path) -> pathlib.Path:
+    (tmp_path / "config.toml").write_text(
+        "[mcp.servers.calc]\n"
+        f"command = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(SERVER))}]\n"
+        'tools = ["add"]\n'
+        "[agents.orchestrator]\n"
+        'mode = "function_calling"\n', encoding="utf-8")
+    return tmp_path
+
+
+def _env(home: pathlib.Path) -> Dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JARVIS_", "OPENAI_", "OLLAMA_"))}
+    env.update({"JARVIS_HOME": str(home), "PYTHONIOENCODING": "utf-8"})
+    return env
+
+
+def test_jarvis_ask_uses_an_mcp_tool(home):
+    backend = _model()
+    try:
+        listed = subprocess.run([sys.executable, "-m", "jarvis_core.cli.main", "tools", "--json"], env=_env(home),
+                                capture_output=True, text=True, timeout=120)
+        assert listed.returncode == 0, listed.stderr
+        [add] = [t for t in json.loads(listed.stdout) if t["key"] == "add"]
+        assert add["server"] == "calc" and add["distribution"] == "jarvis-mcp"
+        proc = subprocess.run(
+            [sys.executable, "-m", "jarvis_core.cli.main", "ask", "--engine", "openai-compat", "--host",
+             backend.url + "/v1", "--model", "m", "--agent", "orchestrator", "--tools", "add", "what is 2 + 3?"],
+            env=_env(home), capture_output=True, text=True, timeout=180)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert ANSWER in proc.stdout
+        assert any(_tool_message(r.json) == ["5"] for r in backend.requests)
+    finally:
+        backend.stop()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_managed_agent_of_jarvis_serve_uses_an_mcp_tool(home):
+    backend = _model()
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jarvis_core.cli.main", "serve", "--port", str(port), "--engine", "openai-compat",
+         "--engine-host", backend.url + "/v1", "--model", "m"],
+        env=_env(home), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, proc.stderr.read()[-3000:] if proc.stderr else ""
+            try:
+                if httpx.get(url + "/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "jarvis serve did not become healthy"
+            time.sleep(0.2)
+        created = httpx.post(url + "/v1/managed-agents", timeout=120, json={  # builds the tools: starts the MCP server
+            "name": "mcp", "agent_type": "orchestrator", "config": {"tools": ["add"], "mode": "function_calling"}})
+        assert created.status_code == 201, created.text
+        agent = created.json()["id"]
+        queued = httpx.post(f"{url}/v1/managed-agents/{agent}/messages", timeout=10,
+                            json={"content": "what is 2 + 3?", "stream": False})
+        assert queued.status_code == 202, queued.text
+        run = httpx.post(f"{url}/v1/managed-agents/{agent}/run", timeout=10)
+        assert run.status_code == 202, run.text
+        run_id = run.json()["run_id"]
+        deadline = time.monotonic() + 120
+        while True:
+            state = httpx.get(f"{url}/v1/managed-agents/{agent}/runs/{run_id}", timeout=10).json()
+            if state["status"] != "running":
+                break
+            assert time.monotonic() < deadline, "the run did not end"
+            time.sleep(0.2)
+        assert state["status"] == "succeeded", state
+        messages = httpx.get(f"{url}/v1/managed-agents/{agent}/messages", timeout=10).json()["messages"]
+        assert ANSWER in [m.get("content") for m in messages], messages
+        assert any(_tool_message(r.json) == ["5"] for r in backend.requests)
+    finally:
+        proc.kill()
+        proc.wait()
+        if proc.stderr:
+            proc.stderr.close()
+        backend.stop()
