@@ -34,7 +34,7 @@ class _Loop:
         self.thread = threading.Thread(target=self.loop.run_forever, name="jarvis-mcp", daemon=True)
         self.thread.start()
 
-    def submit(self, coro: Any) -> concurrent.futures.Future:
+    def submit(self, coro: Any) -> concurrent.futures.Future[Any]:
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
 
@@ -117,8 +117,8 @@ class Connection:
         self.config = config
         self._client: Any = None
         self._stop: Optional[asyncio.Event] = None
-        self._runner: Optional[asyncio.Task] = None
-        self._starting: Optional[asyncio.Future] = None
+        self._runner: Optional[asyncio.Task[None]] = None
+        self._starting: Optional[asyncio.Future[None]] = None
         self.tools: Optional[List[Dict[str, Any]]] = None
         self._errlog: Optional[IO[str]] = None
 
@@ -160,7 +160,7 @@ class Connection:
                                        env=dict(self.config.env) or None, cwd=self.config.cwd or None)
         return stdio_client(params, errlog=errlog)
 
-    async def _run(self, started: asyncio.Future) -> None:
+    async def _run(self, started: asyncio.Future[None]) -> None:
         from mcp import Client
 
         self._stop = asyncio.Event()

@@ -25,7 +25,7 @@ import attrs
 __all__ = ["McpConfig", "McpServerConfig"]
 
 
-def _positive(_: object, attribute: attrs.Attribute, value: float) -> None:
+def _positive(_: object, attribute: attrs.Attribute[float], value: float) -> None:
     if not value > 0:
         raise ValueError(f"{attribute.name} must be a positive number of seconds, got {value!r}")
 
