@@ -119,3 +119,28 @@ def test_a_removed_name_is_an_error_naming_it_its_version_its_replacement_and_th
         f"jarvis: error: EventType.STREAM_{member} was removed in jarvis-core 0.2.0; use EventType.INFERENCE_{member} "
         f"(its data has stream=True) instead {USED_BY}"
     ]
+
+
+OUTSIDE = (f"jarvis: warning: plugin 'oldapi' ({_dist('oldapi')} {V}) declares jarvis-core<0.2,>=0.1, and this is "
+           "jarvis-core 0.2.0: it may use names this core does not have; install a version of "
+           f"{_dist('oldapi')} made for jarvis-core 0.2.0")
+
+
+def test_jarvis_plugins_shows_each_declared_core_range_and_warns_outside_it(contract_venv):
+    proc = _run(contract_venv, "plugins", "--json", load="oldapi")
+    assert proc.returncode == 0, proc.stderr
+    assert _lines(proc, "warning") == [OUTSIDE]
+    plugins = {p["name"]: p for p in json.loads(proc.stdout)["plugins"]}
+    assert (plugins["oldapi"]["core_requirement"], plugins["oldapi"]["core_compatible"]) == ("<0.2,>=0.1", False)
+    assert (plugins["engine-echo"]["core_requirement"], plugins["engine-echo"]["core_compatible"]) == ("<1,>=0.2", True)
+    assert (plugins["core-parsers"]["core_requirement"], plugins["core-parsers"]["core_compatible"]) == ("", None)
+
+    table = _run(contract_venv, "plugins", load="oldapi")
+    assert _lines(table, "warning") == [OUTSIDE]
+    lines = table.stdout.splitlines()
+    at = lines.index("jarvis-core versions the distributions declare (this is 0.2.0):")
+    assert [line.split() for line in lines[at + 1:at + 4]] == [
+        ["DISTRIBUTION", "REQUIRES", "COMPATIBLE"],
+        ["jarvis-engine-echo", "<1,>=0.2", "yes"],
+        [_dist("oldapi"), "<0.2,>=0.1", "NO"],
+    ]

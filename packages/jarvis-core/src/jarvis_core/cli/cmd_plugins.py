@@ -5,9 +5,10 @@ the plugins that failed to load, the keys two plugins claim (clashes) and the pl
 ``--json`` (or ``--indent N``) the whole document, for scripts::
 
     {
-      "core_version": "0.1.0",
+      "core_version": "0.2.0",
       "plugins": [
-        {"name": "engine-ollama", "distribution": "jarvis-engine-ollama", "version": "0.1.0",
+        {"name": "engine-ollama", "distribution": "jarvis-engine-ollama", "version": "0.2.0",
+         "core_requirement": ">=0.2,<1", "core_compatible": true,
          "module": "jarvis_engine_ollama.plugin",
          "hooks": ["jarvis_register_config_sections", "jarvis_register_engines"],
          "registered": {"engine": [{"key": "ollama", "target": "jarvis_engine_ollama.engine:OllamaEngine",
@@ -19,18 +20,21 @@ the plugins that failed to load, the keys two plugins claim (clashes) and the pl
       "clashes": [{"kind": "engine", "key": "twin", "by": [{"plugin": "...", "distribution": "...", "version": "..."}]}]
     }
 
+``core_requirement`` is the jarvis-core range the plugin's distribution declares in its ``Requires-Dist``
+(``""``: none) and ``core_compatible`` whether this core is in it (``null``: nothing to check); a plugin
+outside its range is a warning, and the table lists every declared range under its own heading.
 ``failures`` lists plugins that failed to load (each also printed as one warning line); ``skipped`` lists
 plugins left out by ``JARVIS_LOAD_PLUGINS`` / ``JARVIS_DISABLE_PLUGINS``.
 
-Budget: this command imports only the standard library and :mod:`jarvis_core.plugins` (no attrs, httpx or
-config), table or JSON, so it costs about as much as pluggy plus an entry-point scan. Keep it that way.
+Budget: this command imports only the standard library, :mod:`jarvis_core.plugins` and ``packaging``'s
+specifiers (no attrs, httpx or config), table or JSON, so it costs about as much as pluggy plus an entry-point scan. Keep it that way.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from jarvis_core.cli.listing import add_json_options, cell, format_table, wants_json, write_json
 
@@ -83,11 +87,15 @@ def collect(registry: Any, *, hook: str = "") -> Dict[str, Any]:
         if hook and hook not in hooks:
             continue
         dist, version = pm.distribution_of(name)
+        core = pm.core_requirements.get(dist, "")
         plugins.append(
             {
                 "name": name,
                 "distribution": dist,
                 "version": version,
+                # The jarvis-core range its distribution declares ("" when none), and whether this core is in it.
+                "core_requirement": core,
+                "core_compatible": core_compatible(core, __version__),
                 "module": getattr(plugin, "__name__", type(plugin).__qualname__),
                 "hooks": hooks,
                 "registered": registered.get(name, {}),
@@ -107,11 +115,33 @@ def collect(registry: Any, *, hook: str = "") -> Dict[str, Any]:
     }
 
 
+def core_compatible(requirement: str, core_version: str) -> Optional[bool]:
+    """Whether ``core_version`` is in the declared ``requirement`` (``None``: none declared, or unreadable)."""
+    if not requirement:
+        return None
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        return SpecifierSet("" if requirement == "*" else requirement).contains(core_version, prereleases=True)
+    except InvalidSpecifier:
+        return None
+
+
 def run(args: argparse.Namespace) -> int:
-    """Print the plugin listing. A broken plugin or a key two plugins registered is a warning (exit 0)."""
-    from jarvis_core.plugins import get_registry
+    """Print the plugin listing. A broken plugin, a key two plugins registered, or a plugin declaring a
+    jarvis-core range this core is outside of is a warning (exit 0)."""
+    import warnings
+
+    from jarvis_core.plugins import PluginWarning, get_registry
 
     doc = collect(get_registry(), hook=args.hook or "")
+    for p in _outside(doc):
+        warnings.warn(
+            f"plugin {p['name']!r} ({p['distribution']} {p['version']}) declares jarvis-core{p['core_requirement']}, "
+            f"and this is jarvis-core {doc['core_version']}: it may use names this core does not have; install a "
+            f"version of {p['distribution']} made for jarvis-core {doc['core_version']}",
+            PluginWarning, stacklevel=2,
+        )
     if wants_json(args):
         write_json(doc, args)
     else:
@@ -148,10 +178,25 @@ def render(doc: Dict[str, Any], *, hook: str = "") -> str:
                 _indented(["KIND", "KEY", "REGISTERED BY"],
                           [[c["kind"].replace("_", " "), c["key"], ", ".join(_owner(b) for b in c["by"])]
                            for c in clashes])]
+    declared = {(p["distribution"], p["core_requirement"]): p for p in doc["plugins"] if p["core_requirement"]}
+    if declared:
+        out += ["", f"jarvis-core versions the distributions declare (this is {doc['core_version']}):",
+                _indented(["DISTRIBUTION", "REQUIRES", "COMPATIBLE"],
+                          [[dist, req, {True: "yes", False: "NO", None: "?"}[p["core_compatible"]]]
+                           for (dist, req), p in sorted(declared.items())])]
     if doc["skipped"]:
         out += ["", "switched off by JARVIS_LOAD_PLUGINS / JARVIS_DISABLE_PLUGINS: " + ", ".join(doc["skipped"])]
     out += ["", f"jarvis-core {doc['core_version']}; 'jarvis plugins --json' adds hooks, modules and every target"]
     return "\n".join(out)
+
+
+def _outside(doc: Dict[str, Any]) -> List[Dict[str, Any]]:
+    seen, out = set(), []
+    for p in doc["plugins"]:
+        if p["core_compatible"] is False and p["distribution"] not in seen:
+            seen.add(p["distribution"])
+            out.append(p)
+    return out
 
 
 def summarise(registered: Dict[str, List[Any]]) -> str:

@@ -9,7 +9,7 @@ code that used it. The stream helpers are reached through ``jarvis_core.engine.s
 from __future__ import annotations
 
 import contextlib
-from typing import Any, AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping, Optional
+from typing import Any, AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Iterator, List, Mapping, Optional
 
 from jarvis_core.deprecation import deprecated
 from jarvis_core.engine.streams import LineByteDecoder, SSEEvent, decode_json
@@ -47,7 +47,7 @@ class SSEDecoder:
 
     def __init__(self) -> None:
         self._event: Optional[str] = None
-        self._data: list = []
+        self._data: List[str] = []
 
     def feed(self, line: str) -> Optional[SSEEvent]:
         """Take one line (without its ending); return the event a blank line completes."""

@@ -25,6 +25,7 @@ warning (``KeyboardInterrupt`` still stops the command), and a plugin that takes
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 import warnings
@@ -42,6 +43,8 @@ __all__ = ["JarvisPluginManager", "PluginFailure", "PluginLoadWarning", "PluginW
 GROUP = hookspecs.PROJECT
 #: An import slower than this (seconds) is named in a warning.
 SLOW_IMPORT_S = 1.0
+# ``name [extras] (specifier) ; marker`` of a Requires-Dist line: the name, then the specifier.
+_REQUIREMENT = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*([^;]*)")
 _HOOKS = frozenset(name for name in dir(hookspecs) if name.startswith("jarvis_"))
 
 
@@ -77,6 +80,8 @@ class JarvisPluginManager(pluggy.PluginManager):
         self._installed: Dict[str, Any] = {}
         #: Names that win clashes (``None``: not read yet; see :meth:`preferred_plugins`).
         self.prefer: Optional[List[str]] = None
+        #: distribution -> the jarvis-core version range its ``Requires-Dist`` declares (when it declares one).
+        self.core_requirements: Dict[str, str] = {}
         #: Re-raise plugin failures instead of warning (set by :func:`make_plugin_manager`).
         self.strict = False
 
@@ -210,33 +215,46 @@ def _hook_problems(pm: JarvisPluginManager, plugin: Any) -> Tuple[List[str], Lis
     return errors, hints
 
 
-def _dist_info(ep: EntryPoint, cache: Dict[int, Tuple[str, str]]) -> Tuple[str, str]:
-    """``(name, version)`` of the entry point's distribution; parsing metadata is the costly part of a scan,
-    so each distribution is read once."""
+def _dist_info(ep: EntryPoint, cache: Dict[int, Tuple[str, str, str]]) -> Tuple[str, str, str]:
+    """``(name, version, jarvis-core requirement)`` of the entry point's distribution; parsing metadata is
+    the costly part of a scan, so each distribution is read once."""
     dist = getattr(ep, "dist", None)
     if dist is None:
-        return ("?", "?")
+        return ("?", "?", "")
     info = cache.get(id(dist))
     if info is None:
         info = cache[id(dist)] = _name_version(dist)
     return info
 
 
-def _name_version(dist: Any) -> Tuple[str, str]:
-    """``Name`` and ``Version`` from the metadata file's header lines; the full ``dist.metadata`` (an email
-    parse, and the import of the email parser) only when they are not there as plain lines."""
+def _core_requirement(requires: Iterable[str]) -> str:
+    """The version range of the ``Requires-Dist`` on jarvis-core among ``requires`` (``""``: none declared)."""
+    for req in requires:
+        match = _REQUIREMENT.match(req.strip())
+        if match and match.group(1).lower().replace("_", "-").replace(".", "-") == "jarvis-core":
+            return match.group(2).strip().strip("()").strip() or "*"
+    return ""
+
+
+def _name_version(dist: Any) -> Tuple[str, str, str]:
+    """``Name``, ``Version`` and the jarvis-core ``Requires-Dist`` from the metadata file's header lines; the
+    full ``dist.metadata`` (an email parse, and the import of the email parser) only when Name and Version
+    are not there as plain lines."""
     text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
     found: Dict[str, str] = {}
+    requires: List[str] = []
     for line in text.splitlines():
         if not line:
             break  # the end of the headers: the description follows
         key, sep, value = line.partition(":")
         if sep and key in ("Name", "Version") and key not in found:
             found[key] = value.strip()
-            if len(found) == 2:
-                return found["Name"], found["Version"]
+        elif sep and key == "Requires-Dist" and "jarvis" in value.lower():
+            requires.append(value)
+    if len(found) == 2:
+        return found["Name"], found["Version"], _core_requirement(requires)
     meta = dist.metadata
-    return meta["Name"], meta["Version"]
+    return meta["Name"], meta["Version"], _core_requirement(meta.get_all("Requires-Dist") or ())
 
 
 def make_plugin_manager(
@@ -265,10 +283,12 @@ def make_plugin_manager(
     pm.strict = strict
     if load_entrypoints:
         # Deterministic order: the core's built-ins first, then by distribution and entry-point name.
-        cache: Dict[int, Tuple[str, str]] = {}
+        cache: Dict[int, Tuple[str, str, str]] = {}
         found = [(ep, _dist_info(ep, cache)) for ep in entry_points(group=GROUP)]
         found.sort(key=lambda item: (item[1][0] != "jarvis-core", item[1][0], item[0].name))
-        for ep, (dist_name, version) in found:
+        for ep, (dist_name, version, core) in found:
+            if core:
+                pm.core_requirements[dist_name] = core
             if _load_entry_point(pm, ep, dist_name, version, allow_l, block_l):
                 pm._installed[ep.name] = lambda ep=ep: _installed_time(ep)
     for name, plugin in plugins:
