@@ -110,7 +110,7 @@ def test_answer_streams_in_pieces_and_engine_is_closed(monkeypatch, capsys):
     (engine,) = cls.instances
     assert engine.closed
     call = engine.calls[0]
-    assert call.method == "stream" and call.model == "m"
+    assert call.method == "stream_full" and call.model == "m"
     assert [(m.role, m.content) for m in call.messages] == [
         (Role.SYSTEM, "You are a helpful assistant."), (Role.USER, "What is the capital?")
     ]

@@ -374,7 +374,9 @@ class Jarvis:
 
         Through an agent the text is the run's answer text as the model writes it; every other agent event
         (tool calls requested, tool results, notices such as the mode ``auto`` picked, the final
-        ``RunFinished`` with the result) goes to ``on_event`` when given. A prompt provider's reply is read
+        ``RunFinished`` with the result) goes to ``on_event`` when given. Straight to the engine, ``on_event``
+        gets the model's reasoning as ``ReasoningDelta`` events and, at the end, one ``TurnFinished`` with the
+        usage and finish reason (the request is then made with ``stream_full``). A prompt provider's reply is read
         whole (its message is the one piece).
         """
         if prompt_provider:
@@ -410,10 +412,13 @@ class Jarvis:
             return
         engine, _key, use_model = self._use(model)
         messages = self.messages(prompt, system=system)
-        async for text in engine.stream(
-            messages, model=use_model, temperature=temperature,
-            max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens, **options,
-        ):
+        limit = DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens
+        if on_event is None:
+            async for text in engine.stream(messages, model=use_model, temperature=temperature, max_tokens=limit,
+                                            **options):
+                yield text
+            return
+        async for text in _direct_with_events(engine, messages, use_model, temperature, limit, options, on_event):
             yield text
 
     def ask_stream_sync(self, prompt: Prompt, **kwargs: Any) -> Iterator[str]:
@@ -503,3 +508,28 @@ class Jarvis:
     def __repr__(self) -> str:
         engine = self._engine_key or (self._engine_arg if isinstance(self._engine_arg, str) else None)
         return f"<Jarvis engine={engine!r} model={self._model!r}>"
+
+
+async def _direct_with_events(
+    engine: InferenceEngine, messages: Sequence[MessageLike], model: str, temperature: Optional[float],
+    max_tokens: int, options: Mapping[str, Any], on_event: Callable[[Any], None],
+) -> AsyncGenerator[str, None]:
+    """A direct request's text, its reasoning and usage reported to ``on_event`` as an agent's would be."""
+    from jarvis_core.agents.events import ReasoningDelta, TurnFinished
+    from jarvis_core.types import Usage
+
+    usage, finish = Usage(), "stop"
+    chunks = engine.stream_full(messages, model=model, temperature=temperature, max_tokens=max_tokens, **options)
+    try:
+        async for chunk in chunks:
+            if chunk.reasoning:
+                on_event(ReasoningDelta(run_id="", turn=1, text=chunk.reasoning))
+            if chunk.usage is not None:
+                usage = chunk.usage
+            if chunk.finish_reason is not None:
+                finish = chunk.finish_reason
+            if chunk.content:
+                yield chunk.content
+    finally:
+        await chunks.aclose()  # type: ignore[attr-defined]
+    on_event(TurnFinished(run_id="", turn=1, usage=usage, finish_reason=finish))

@@ -13,6 +13,10 @@ With ``--prompt-provider NAME`` a prompt provider builds the system prompt (from
 run; with ``--agent prompt_driven`` as well they are run in a tool loop (docs/prompts.md).
 
 Announcements and errors go to stderr, the answer alone to stdout, so ``jarvis ask … > answer.txt`` works.
+
+Every answer is kept in the conversation log (``jarvis logs``) unless ``--no-log``, ``JARVIS_NO_LOG=1`` or
+``[log] enabled = false`` says not to; ``-c`` continues the latest logged conversation, ``--cid ID`` a given
+one (its exchanges are sent as history). See :mod:`jarvis_core.cli.answer_log`.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import argparse
 import sys
 from typing import Any, Dict, List, Optional
 
+from jarvis_core.cli.answer_log import add_log_arguments
 from jarvis_core.cli.arg_types import finite_float, positive_int, repair_text
 
 __all__ = ["add_engine_arguments", "add_parser", "close_quietly", "jarvis_from_args", "request_options", "run"]
@@ -54,6 +59,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("prompt", nargs="*", metavar="PROMPT", help="the question (words are joined; '-' or none: stdin)")
     p.add_argument("--json", action="store_true", help="print the whole answer (content, usage, …) as JSON, unstreamed")
     add_engine_arguments(p)
+    add_log_arguments(p)
     g = p.add_argument_group("prompt provider")
     g.add_argument("--prompt-provider", metavar="NAME",
                    help="build the prompt and read the reply with this provider ('jarvis prompts list'; 'auto': "
@@ -85,8 +91,9 @@ def parse_tools(value: Optional[str]) -> List[str]:
     return [t.strip() for t in (value or "").split(",") if t.strip()]
 
 
-def jarvis_from_args(args: argparse.Namespace) -> Any:
-    """A :class:`~jarvis_core.sdk.Jarvis` for the engine options in ``args``, announcing on stderr."""
+def jarvis_from_args(args: argparse.Namespace, config: Any = None) -> Any:
+    """A :class:`~jarvis_core.sdk.Jarvis` for the engine options in ``args``, announcing on stderr
+    (``config``: the loaded config, else loaded on first use)."""
     from jarvis_core.cli import output
     from jarvis_core.errors import UsageError
     from jarvis_core.sdk import DEFAULT_SYSTEM_PROMPT, Jarvis
@@ -96,6 +103,7 @@ def jarvis_from_args(args: argparse.Namespace) -> Any:
         raise UsageError(f"--tools {schemas}: tool schemas from a file are for 'jarvis ask --prompt-provider'; "
                          "name registered tools here (--tools a,b)", argument="--tools")
     return Jarvis(
+        config,
         engine=args.engine,
         host=args.host,
         model=args.model,
@@ -131,21 +139,32 @@ def run(args: argparse.Namespace) -> int:
     """Answer one question; the engine is closed (a managed server stopped) on every path."""
     import json
 
+    from jarvis_core.cli.answer_log import AnswerLog
+    from jarvis_core.config import load_config
+
     prompt = _prompt(args)
     provider_options = _provider_options(args)
-    jarvis = jarvis_from_args(args)
+    config = load_config()
+    log = AnswerLog(args, config)
+    jarvis = jarvis_from_args(args, config=config)
+    question = [*log.history, {"role": "user", "content": prompt}] if log.history else prompt
     try:
         if provider_options:
-            return _ask_with_provider(jarvis, prompt, args, provider_options)
+            return _ask_with_provider(jarvis, question, args, provider_options, log)
         jarvis.check_names()
         connect_first(jarvis)
+        log.start()
         if args.json:
-            sys.stdout.write(json.dumps(jarvis.ask_full(prompt, **request_options(args)), ensure_ascii=False) + "\n")
+            result = jarvis.ask_full(question, **request_options(args))
+            log.record(jarvis, prompt, str(result.get("content") or ""), result)
+            sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
             return 0
-        stream_answer(jarvis, prompt, request_options(args))
+        answer = stream_answer(jarvis, question, request_options(args), on_event=log.on_event)
+        log.record(jarvis, prompt, answer)
         return 0
     finally:
         close_quietly(jarvis)
+        log.close()
 
 
 def connect_first(jarvis: Any) -> None:
@@ -191,13 +210,19 @@ def show_agent_event(event: Any, file: Any = None) -> None:
     err.flush()
 
 
-def stream_answer(jarvis: Any, prompt: Any, options: Dict[str, Any]) -> str:
+def stream_answer(jarvis: Any, prompt: Any, options: Dict[str, Any], on_event: Any = None) -> str:
     """Write the answer to stdout as it arrives, ending with a newline; return the whole text. Agent events
-    (tool calls and results, notices) go to stderr as they happen."""
+    (tool calls and results, notices) go to stderr as they happen, and to ``on_event`` when given."""
     out = sys.stdout
     pieces: List[str] = []
+
+    def shown(event: Any) -> None:
+        show_agent_event(event)
+        if on_event is not None:
+            on_event(event)
+
     try:
-        for text in jarvis.ask_stream_sync(prompt, on_event=show_agent_event, **options):
+        for text in jarvis.ask_stream_sync(prompt, on_event=shown, **options):
             pieces.append(text)
             out.write(text)
             out.flush()
@@ -253,13 +278,17 @@ def read_tool_schemas(path: str) -> List[Any]:
         raise JarvisError(f"--tools {path}: {exc}") from None
 
 
-def _ask_with_provider(jarvis: Any, prompt: str, args: argparse.Namespace, provider_options: Dict[str, Any]) -> int:
+def _ask_with_provider(jarvis: Any, prompt: Any, args: argparse.Namespace, provider_options: Dict[str, Any],
+                       log: Any) -> int:
     """Ask through a prompt provider; print the message and the tool calls it read (or everything as JSON)."""
     import json
 
     jarvis.check_names()
     extra = {"system": args.system} if args.system is not None else {}
+    log.start()
     result = jarvis.ask_full(prompt, **request_options(args), **provider_options, **extra)
+    question = prompt if isinstance(prompt, str) else prompt[-1]["content"]
+    log.record(jarvis, question, str(result.get("content") or ""), result)
     if args.json:
         sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
         return 0

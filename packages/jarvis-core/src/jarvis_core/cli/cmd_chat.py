@@ -7,6 +7,10 @@ Lines starting with ``/`` are commands: ``/reset`` forgets the conversation, ``/
 session (so does end of input). An engine error for one question is reported on one line and the session
 goes on; Ctrl-C while an answer streams stops that answer, Ctrl-C at the prompt ends the session. SIGTERM
 and SIGHUP always end the session (exit 143 / 129), after the same clean-up.
+
+Every exchange is kept in the conversation log, in one conversation per session (``--no-log`` and the other
+off switches as for ``jarvis ask``); ``-c`` / ``--cid ID`` continue a logged conversation: its exchanges
+are the session's history and the new ones are added to it. ``/reset`` starts a new logged conversation.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ __all__ = ["add_parser", "run"]
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``chat`` to the ``jarvis`` parser."""
+    from jarvis_core.cli.answer_log import add_log_arguments
     from jarvis_core.cli.cmd_ask import add_engine_arguments
 
     p: argparse.ArgumentParser = subparsers.add_parser(
@@ -30,20 +35,25 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--fresh", action="store_true", help="answer each line on its own (keep no conversation)")
     add_engine_arguments(p)
+    add_log_arguments(p)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the session; the engine is closed (a managed server stopped) on every path."""
     from jarvis_core.cli import output
+    from jarvis_core.cli.answer_log import AnswerLog
     from jarvis_core.cli.cmd_ask import close_quietly, connect_first, jarvis_from_args, request_options, stream_answer
     from jarvis_core.cli.signals import Terminated
+    from jarvis_core.config import load_config
     from jarvis_core.errors import EngineError
     from jarvis_core.types import Message
 
     interactive = sys.stdin.isatty()
-    jarvis = jarvis_from_args(args)
-    history: List[Message] = []
+    config = load_config()
+    log = AnswerLog(args, config)
+    jarvis = jarvis_from_args(args, config=config)
+    history: List[Message] = [Message(m["role"], m["content"]) for m in log.history]
     try:
         jarvis.check_names()
         connect_first(jarvis)  # the engine and model announced before the first question
@@ -58,11 +68,13 @@ def run(args: argparse.Namespace) -> int:
                 return 0
             if text == "/reset":
                 history.clear()
+                log.conversation_id = None
                 continue
             question = Message.user(text)
             prompt = [question] if args.fresh else [*history, question]
+            log.start()
             try:
-                answer = stream_answer(jarvis, prompt, request_options(args))
+                answer = stream_answer(jarvis, prompt, request_options(args), on_event=log.on_event)
             except Terminated:
                 raise  # SIGTERM / SIGHUP end the session (exit 143 / 129), not just the answer
             except KeyboardInterrupt:
@@ -71,10 +83,14 @@ def run(args: argparse.Namespace) -> int:
             except EngineError as exc:
                 output.print_error(exc, debug=args.debug)
                 continue
-            if not args.fresh:
+            if args.fresh:
+                log.conversation_id = None  # each line its own conversation, as it was answered
+            else:
                 history.extend([question, Message.assistant(answer)])
+            log.record(jarvis, text, answer)
     finally:
         close_quietly(jarvis)
+        log.close()
 
 
 def _read_line(interactive: bool) -> Any:

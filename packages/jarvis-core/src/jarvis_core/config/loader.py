@@ -21,6 +21,7 @@ from jarvis_core.config.schema import (
     EngineSettings,
     GenericEngineConfig,
     JarvisConfig,
+    LogSettings,
     ModelDefaultsRule,
     PluginSettings,
     env_var_for,
@@ -37,7 +38,7 @@ __all__ = ["ENGINE_ENV", "ConfigWarning", "load_config"]
 #: Environment variable naming the default engine (beats ``[engine] default``).
 ENGINE_ENV = "JARVIS_ENGINE"
 
-_TOP_LEVEL = ("engine", "agent", "agents", "tools", "model_defaults", "plugins")
+_TOP_LEVEL = ("engine", "agent", "agents", "tools", "model_defaults", "plugins", "log")
 
 
 class ConfigWarning(UserWarning):
@@ -89,6 +90,7 @@ def load_config(
     model_defaults = _load_model_defaults(src, data.get("model_defaults", {}), reg)
     plugins = structure_table(src, data.get("plugins", {}), PluginSettings, ("plugins",))
     plugin_sections = load_plugin_sections(src, data, reg)
+    log = structure_table(src, data.get("log", {}), LogSettings, ("log",))
 
     sources = {dotted(p): f"{src.path}:{line}" for p, line in src.lines.items() if src.path}
     default_engine = os.fspath(env.get(ENGINE_ENV, "")).strip()
@@ -100,7 +102,7 @@ def load_config(
         sources[dotted(("engine", key, option))] = f"env {var}"
     return JarvisConfig(
         engine=engine, agent=agent, agents=agents, tools=tools, model_defaults=model_defaults, path=src.path,
-        env_hosts=env_hosts, sources=sources, plugins=plugins, plugin_sections=plugin_sections,
+        env_hosts=env_hosts, sources=sources, plugins=plugins, plugin_sections=plugin_sections, log=log,
     )
 
 

@@ -73,6 +73,9 @@ def config_to_dict(config: JarvisConfig) -> Dict[str, Any]:
         out["model_defaults"] = {p: dict(r) for p, r in config.model_defaults.items()}
     if config.plugins.prefer:
         out["plugins"] = {"prefer": list(config.plugins.prefer)}
+    log = _section_dict(config.log)
+    if log != {"enabled": True}:
+        out["log"] = log
     for name, section in config.plugin_sections.items():  # tables registered by plugins, e.g. [acme]
         *parents, last = name.split(".")
         node = out
@@ -165,6 +168,12 @@ _DEFAULT_TEXT = '''\
 [agent]
 # default = "simple"
 # max_turns = 10
+
+[log]
+# Every `jarvis ask` / `jarvis chat` answer is kept in a SQLite log (`jarvis logs`); off: enabled = false,
+# or --no-log, or JARVIS_NO_LOG=1.
+# enabled = true
+# path = "~/.jarvis/logs.db"
 
 # Your own per-model-family defaults; they beat the plugins' defaults, explicit arguments beat them.
 # Patterns match normalized model ids, longest pattern first.

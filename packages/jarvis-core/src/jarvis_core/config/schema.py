@@ -21,6 +21,7 @@ __all__ = [
     "EngineSettings",
     "GenericEngineConfig",
     "JarvisConfig",
+    "LogSettings",
     "ModelDefaultsRule",
     "PluginSettings",
     "env_var_for",
@@ -81,6 +82,16 @@ class AgentConfig:
 
     default: Optional[str] = None
     max_turns: Optional[int] = attrs.field(default=None, validator=validator(check_count))
+
+
+@attrs.frozen
+class LogSettings:
+    """``[log]``: the conversation log of ``jarvis ask`` and ``jarvis chat`` (``$JARVIS_NO_LOG`` and
+    ``--no-log`` turn it off too)."""
+
+    enabled: bool = True
+    #: The SQLite file (default: ``logs.db`` in the jarvis home).
+    path: Optional[str] = None
 
 
 @attrs.frozen
@@ -146,6 +157,8 @@ class JarvisConfig:
     plugins: PluginSettings = attrs.field(factory=PluginSettings)
     #: Tables registered by plugins outside ``[engine.<key>]``, by section name, structured into their schemas.
     plugin_sections: Mapping[str, Any] = attrs.field(factory=dict, repr=False)
+    #: ``[log]``: the conversation log.
+    log: LogSettings = attrs.field(factory=LogSettings)
 
     def engine_section(self, key: str) -> Optional[Any]:
         """The structured ``[engine.<key>]`` table, or ``None`` when the config has none."""
