@@ -24,7 +24,7 @@ _ACTIONS = ("list", "show", "search", "path")
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``logs`` to the ``jarvis`` parser."""
-    p = subparsers.add_parser(
+    p: argparse.ArgumentParser = subparsers.add_parser(
         "logs",
         help="list, show and search the conversation log (--json)",
         description="List, show and search the answers jarvis ask and jarvis chat logged. Actions: list "
