@@ -55,12 +55,14 @@ def _model(calls: List[Tuple[str, Dict[str, Any]]]) -> List[Exchange]:
 class Serve:
     def __init__(self, proc: subprocess.Popen, url: str, home: pathlib.Path) -> None:
         self.proc, self.url, self.home = proc, url, home
+        # one client for the polls: a new one per poll would time building its SSL context, not the server
+        self.poller = httpx.Client(timeout=HEALTH_BOUND_S)
 
     def health_s(self) -> float:
         """Seconds ``/health`` took to answer 200 (failing the test past the bound)."""
         started = time.monotonic()
         try:
-            status = httpx.get(self.url + "/health", timeout=HEALTH_BOUND_S).status_code
+            status = self.poller.get(self.url + "/health").status_code
         except httpx.TimeoutException:
             pytest.fail(f"/health did not answer within {HEALTH_BOUND_S}s while the tool call was in flight")
         assert status == 200
@@ -69,7 +71,7 @@ class Serve:
 
 @pytest.fixture
 def serve(tmp_path) -> Iterator[Any]:
-    started: List[Tuple[subprocess.Popen, ReplayServer]] = []
+    started: List[Tuple[Serve, ReplayServer]] = []
 
     def start(calls: List[Tuple[str, Dict[str, Any]]], config: str = "") -> Tuple[Serve, ReplayServer]:
         backend = ReplayServer(_model(calls)).start()
@@ -83,8 +85,8 @@ def serve(tmp_path) -> Iterator[Any]:
             [sys.executable, "-m", "jarvis_core.cli.main", "serve", "--port", str(port), "--engine", "openai-compat",
              "--engine-host", backend.url + "/v1", "--model", "m"],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        started.append((proc, backend))
         server = Serve(proc, f"http://127.0.0.1:{port}", home)
+        started.append((server, backend))
         deadline = time.monotonic() + 60
         while True:
             assert proc.poll() is None, f"jarvis serve exited ({proc.returncode}): {proc.stderr.read()[-3000:] if proc.stderr else ''}"
@@ -97,11 +99,12 @@ def serve(tmp_path) -> Iterator[Any]:
             time.sleep(0.2)
 
     yield start
-    for proc, backend in started:
-        proc.kill()
-        proc.wait()
-        if proc.stderr:
-            proc.stderr.close()
+    for server, backend in started:
+        server.proc.kill()
+        server.proc.wait()
+        if server.proc.stderr:
+            server.proc.stderr.close()
+        server.poller.close()
         backend.stop()
 
 
@@ -145,3 +148,16 @@ def test_hostile_calculator_input_never_stalls_health(serve):
     assert len(results) == len(expressions)
     assert all("CalculatorError" in r and "too large" in r for r in results), results
     assert max(latencies) < HEALTH_BOUND_S
+
+
+def test_a_dripping_page_never_stalls_health_and_ends_at_the_deadline(serve):
+    with ReplayServer([Exchange("GET", "/drip", headers={"content-type": "text/plain"}, raw=[b"x"] * 200,
+                                delay=0.5)]) as drip:
+        config = f'[tools.web_fetch]\nallow = ["127.0.0.1:{drip.port}"]\ntimeout = 1\ndeadline = 2\n'
+        server, backend = serve([("web_fetch", {"url": f"{drip.url}/drip?call={i}"}) for i in range(4)], config)
+        state, latencies = _run_agent_polling_health(server, ["web_fetch"])
+        assert state["status"] == "succeeded", state.get("error")
+        results = _tool_results(backend)
+        assert len(results) == 4 and all("deadline of 2s" in r for r in results), results
+        assert max(latencies) < HEALTH_BOUND_S
+        assert drip.wait_until(lambda s: s.open_connections == 0)  # the fetches' connections are closed
