@@ -59,6 +59,33 @@ PLUGINS = {
                     yield EventType.STREAM_END.value
             """,
     }),
+    "badagents": ([], {
+        "jarvis_plugin_badagents/plugin.py": """\
+            from jarvis_core import hookimpl
+
+            @hookimpl
+            def jarvis_register_agents(register):
+                register("crashes", "jarvis_plugin_badagents.agents:CrashingAgent")
+                register("oldloop", "jarvis_plugin_badagents.agents:AcmeLoopAgent")
+            """,
+        "jarvis_plugin_badagents/agents.py": """\
+            from jarvis_core.agents import BaseAgent
+
+            class CrashingAgent(BaseAgent):
+                agent_id = "crashes"
+
+                async def loop(self, run):
+                    raise RuntimeError("the acme planner lost its plan")
+                    yield  # an async generator, as BaseAgent.loop is
+
+            class AcmeLoopAgent:  # written to the old contract: no BaseAgent, no astream
+                def __init__(self, engine, **kwargs):
+                    self.engine = engine
+
+                def run(self, input, context=None):
+                    return "never"
+            """,
+    }),
 }
 
 
@@ -143,4 +170,29 @@ def test_jarvis_plugins_shows_each_declared_core_range_and_warns_outside_it(cont
         ["DISTRIBUTION", "REQUIRES", "COMPATIBLE"],
         ["jarvis-engine-echo", "<1,>=0.2", "yes"],
         [_dist("oldapi"), "<0.2,>=0.1", "NO"],
+    ]
+
+
+BADAGENTS = f"(plugin 'badagents', {_dist('badagents')} {V})"
+FIX = "report it to the plugin's authors, or disable it with JARVIS_DISABLE_PLUGINS=badagents"
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_an_agent_whose_run_raises_is_named_with_its_plugin(contract_venv, json_flag):
+    proc = _run(contract_venv, "ask", *json_flag, "--engine", "echo", "--agent", "crashes", "hi", load="badagents")
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr and "a bug in jarvis" not in proc.stderr
+    assert _lines(proc, "error") == [
+        f"jarvis: error: agent 'crashes' {BADAGENTS} failed while running: RuntimeError: the acme planner lost its "
+        f"plan; {FIX}"
+    ]
+
+
+def test_an_agent_target_that_is_not_a_base_agent_is_a_named_plugin_error(contract_venv):
+    proc = _run(contract_venv, "ask", "--engine", "echo", "--agent", "oldloop", "hi", load="badagents")
+    assert proc.returncode == 1
+    assert "has no attribute" not in proc.stderr
+    assert _lines(proc, "error") == [
+        f"jarvis: error: agent 'oldloop' {BADAGENTS} is registered as 'jarvis_plugin_badagents.agents:AcmeLoopAgent', "
+        f"which is not a subclass of jarvis_core.agents.BaseAgent (which gives run, arun and astream); {FIX}"
     ]

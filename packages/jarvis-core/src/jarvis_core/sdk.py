@@ -54,10 +54,12 @@ import attrs
 
 from jarvis_core.sdk_agents import (
     agent_answer,
+    agent_failure,
     agent_for_request,
     ask_with_provider,
     requested_agent,
     role_of,
+    run_agent,
     split_prompt,
 )
 
@@ -351,7 +353,7 @@ class Jarvis:
             )
             return {**completion.to_dict(), "engine": engine_key}
         text, history = split_prompt(prompt)
-        result = runner.run(text, AgentContext(messages=tuple(history)))
+        result = run_agent(str(agent_key), runner, text, AgentContext(messages=tuple(history)))
         used_engine = self._use(model)[1] if getattr(runner, "uses_engine", True) else None
         return agent_answer(result, model=getattr(runner, "model", None) or self._use(model)[2], engine=used_engine,
                             agent=agent_key)
@@ -401,7 +403,16 @@ class Jarvis:
             text, history = split_prompt(prompt)
             events = runner.astream(text, AgentContext(messages=tuple(history)))
             try:
-                async for event in events:
+                while True:
+                    try:
+                        event = await events.__anext__()
+                    except StopAsyncIteration:
+                        break
+                    except Exception as exc:  # only the agent's own failures: not what our consumer raises
+                        failure = agent_failure(str(_agent_key), exc)
+                        if failure is exc:
+                            raise
+                        raise failure from exc
                     if isinstance(event, TextDelta):
                         if event.text:
                             yield event.text

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from jarvis_core.sdk import Jarvis, Prompt
     from jarvis_core.types import Message
 
-__all__ = ["agent_answer", "agent_for_request", "ask_with_provider", "build_agent", "own_model_agent",
+__all__ = ["agent_answer", "agent_failure", "agent_for_request", "run_agent", "ask_with_provider", "build_agent", "own_model_agent",
            "provider_agent", "requested_agent", "role_of", "split_prompt"]
 
 
@@ -168,9 +168,31 @@ def provider_agent(j: Jarvis, key: str, session: Any, prompt: Prompt, tools: Lis
                           registry=registry, tools=tools, prompt_session=session, bus=j._bus,
                           approver=j._approver, temperature=temperature, max_tokens=max_tokens)
     text, history = split_prompt(prompt)
-    result = runner.run(text, AgentContext(messages=tuple(history)))
+    result = run_agent(key, runner, text, AgentContext(messages=tuple(history)))
     return {**agent_answer(result, model=model, engine=j.engine_key, agent=key),
             "prompt_provider": session.provider.name}
+
+
+def agent_failure(key: str, exc: BaseException) -> BaseException:
+    """What an agent's run raised, as the caller should see it: jarvis' own errors as they are, anything else
+    as a :class:`~jarvis_core.errors.PluginError` naming the agent key, its plugin and distribution."""
+    from jarvis_core.errors import JarvisError
+    from jarvis_core.plugins.registry import get_registry
+
+    if isinstance(exc, JarvisError) or key not in get_registry().items("agent"):
+        return exc
+    return get_registry().get("agent", key).error("failed while running", exc)
+
+
+def run_agent(key: str, runner: Any, text: str, context: Any) -> Any:
+    """``runner.run(text, context)``; a failure that is not jarvis' own names the agent's plugin."""
+    try:
+        return runner.run(text, context)
+    except Exception as exc:
+        failure = agent_failure(key, exc)
+        if failure is exc:
+            raise
+        raise failure from exc
 
 
 def role_of(message: Any) -> str:

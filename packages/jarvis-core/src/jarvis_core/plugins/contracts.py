@@ -44,11 +44,22 @@ def _command(target: Any) -> Optional[str]:
     return f"has no {' or '.join(missing)}() (see jarvis_core.commands.CommandModule)"
 
 
+def _agent(target: Any) -> Optional[str]:
+    if not isinstance(target, type):
+        return None  # a factory: what it builds is used as an agent
+    from jarvis_core.agents.base import BaseAgent
+
+    if issubclass(target, BaseAgent):
+        return None
+    return "is not a subclass of jarvis_core.agents.BaseAgent (which gives run, arun and astream)"
+
+
 #: kind -> check(target, registration extra) returning a problem or ``None``.
 CONTRACTS: Dict[str, Callable[[Any, Dict[str, Any]], Optional[str]]] = {
     "parser": lambda target, extra: _parser(target, str(extra.get("kind", "tool"))),
     "tool": lambda target, extra: _tool(target),
     "command": lambda target, extra: _command(target),
+    "agent": lambda target, extra: _agent(target),
 }
 
 
