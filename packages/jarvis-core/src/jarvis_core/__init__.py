@@ -56,7 +56,40 @@ _LAZY = {
     "Connection": "jarvis_core.sdk",
 }
 
-__all__ = ["hookimpl", "__version__", *_LAZY]
+__all__ = [
+    "hookimpl",
+    "__version__",
+    "Message",
+    "Role",
+    "ToolCall",
+    "Usage",
+    "Completion",
+    "StreamChunk",
+    "ToolSpec",
+    "ToolResult",
+    "AgentContext",
+    "AgentResult",
+    "JarvisError",
+    "ConfigError",
+    "EngineError",
+    "EngineConnectionError",
+    "InferenceEngine",
+    "create_engine",
+    "get_engine",
+    "discover_engines",
+    "discover_models",
+    "load_config",
+    "JarvisConfig",
+    "detect_hardware",
+    "recommend_engine",
+    "get_registry",
+    "make_plugin_manager",
+    "EventBus",
+    "EventType",
+    "InstrumentedEngine",
+    "Jarvis",
+    "Connection",
+]
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
 

@@ -3,12 +3,19 @@
 Importing this package imports nothing heavy; ``jarvis_engine_cloud.engine.CloudEngine`` is the engine.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from jarvis_core.lazy import lazy_exports
+
+_LAZY = {
+    "CloudEngine": "jarvis_engine_cloud.engine",
+}
+
 __all__ = ["CloudEngine"]
 
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
 
-def __getattr__(name: str):
-    if name == "CloudEngine":
-        from jarvis_engine_cloud.engine import CloudEngine
-
-        return CloudEngine
-    raise AttributeError(f"module 'jarvis_engine_cloud' has no attribute {name!r}")
+if TYPE_CHECKING:  # pragma: no cover
+    from jarvis_engine_cloud.engine import CloudEngine

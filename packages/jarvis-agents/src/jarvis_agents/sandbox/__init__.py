@@ -46,7 +46,7 @@ __all__ = [
     "SandboxedRunError",
 ]
 
-_EXPORTS = {
+_LAZY = {
     "CellResult": "jarvis_agents.sandbox.repl",
     "ContainerRunner": "jarvis_agents.sandbox.container",
     "ContainerRuntimeError": "jarvis_agents.sandbox.errors",
@@ -66,4 +66,4 @@ _EXPORTS = {
     "SandboxedRunError": "jarvis_agents.sandbox.agent",
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

@@ -28,7 +28,7 @@ __all__ = [
     "WrappedTimeoutError",
 ]
 
-_EXPORTS = {
+_LAZY = {
     "ClaudeCodeAgent": "jarvis_agents.wrapped.claude_code",
     "OpenHandsAgent": "jarvis_agents.wrapped.openhands",
     "RuntimeMissingError": "jarvis_agents.wrapped.errors",
@@ -37,4 +37,4 @@ _EXPORTS = {
     "WrappedTimeoutError": "jarvis_agents.wrapped.errors",
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

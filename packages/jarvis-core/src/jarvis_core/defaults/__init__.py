@@ -11,25 +11,44 @@ and is imported by every ``jarvis`` start-up, which must stay cheap.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from jarvis_core.lazy import lazy_exports
 
-_EXPORTS = {
-    "ENGINE_DEFAULTS": "adapter",
-    "ModelAdapter": "adapter",
-    "model_id_candidates": "normalize",
-    "normalize_model_id": "normalize",
-    "Provenance": "resolver",
-    "Resolved": "resolver",
-    "plugin_rules": "resolver",
-    "resolve": "resolver",
-    "SAMPLING_FIELDS": "rules",
-    "USER_CONFIG": "rules",
-    "Rule": "rules",
-    "coerce_user_rules": "rules",
+_LAZY = {
+    "ENGINE_DEFAULTS": "jarvis_core.defaults.adapter",
+    "ModelAdapter": "jarvis_core.defaults.adapter",
+    "model_id_candidates": "jarvis_core.defaults.normalize",
+    "normalize_model_id": "jarvis_core.defaults.normalize",
+    "Provenance": "jarvis_core.defaults.resolver",
+    "Resolved": "jarvis_core.defaults.resolver",
+    "plugin_rules": "jarvis_core.defaults.resolver",
+    "resolve": "jarvis_core.defaults.resolver",
+    "SAMPLING_FIELDS": "jarvis_core.defaults.rules",
+    "USER_CONFIG": "jarvis_core.defaults.rules",
+    "Rule": "jarvis_core.defaults.rules",
+    "coerce_user_rules": "jarvis_core.defaults.rules",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "ENGINE_DEFAULTS",
+    "SAMPLING_FIELDS",
+    "USER_CONFIG",
+    "ModelAdapter",
+    "Provenance",
+    "Resolved",
+    "Rule",
+    "coerce_user_rules",
+    "model_id_candidates",
+    "normalize_model_id",
+    "plugin_rules",
+    "resolve",
+]
 
-__getattr__, __dir__ = lazy_exports(__name__, {k: f"{__name__}.{m}" for k, m in _EXPORTS.items()}, globals())
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
 
-
+if TYPE_CHECKING:  # pragma: no cover
+    from jarvis_core.defaults.adapter import ENGINE_DEFAULTS, ModelAdapter
+    from jarvis_core.defaults.normalize import model_id_candidates, normalize_model_id
+    from jarvis_core.defaults.resolver import Provenance, Resolved, plugin_rules, resolve
+    from jarvis_core.defaults.rules import SAMPLING_FIELDS, USER_CONFIG, Rule, coerce_user_rules

@@ -13,29 +13,66 @@ Names are imported lazily, so importing this package costs nothing until a name 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from jarvis_core.lazy import lazy_exports
 
-_EXPORTS = {
-    "PromptProvider": "provider",
-    "JARVIS_JSON_RESPONSE_FORMAT": "provider",
-    "append_suffix": "provider",
-    "JarvisReply": "jarvis_json",
-    "JarvisToolCall": "jarvis_json",
-    "NodeContext": "context",
-    "coerce_tools": "context",
-    "AUTO": "lookup",
-    "AutoChoice": "lookup",
-    "choose_provider": "lookup",
-    "get_provider": "lookup",
-    "provider_for_model": "lookup",
-    "provider_registrations": "lookup",
-    "PromptDrivenAgent": "agent",
-    "PromptReply": "session",
-    "PromptSession": "session",
-    "training_example": "training",
-    "training_examples": "training",
+_LAZY = {
+    "PromptProvider": "jarvis_core.prompts.provider",
+    "JARVIS_JSON_RESPONSE_FORMAT": "jarvis_core.prompts.provider",
+    "append_suffix": "jarvis_core.prompts.provider",
+    "JarvisReply": "jarvis_core.prompts.jarvis_json",
+    "JarvisToolCall": "jarvis_core.prompts.jarvis_json",
+    "NodeContext": "jarvis_core.prompts.context",
+    "coerce_tools": "jarvis_core.prompts.context",
+    "AUTO": "jarvis_core.prompts.lookup",
+    "AutoChoice": "jarvis_core.prompts.lookup",
+    "choose_provider": "jarvis_core.prompts.lookup",
+    "get_provider": "jarvis_core.prompts.lookup",
+    "provider_for_model": "jarvis_core.prompts.lookup",
+    "provider_registrations": "jarvis_core.prompts.lookup",
+    "PromptDrivenAgent": "jarvis_core.prompts.agent",
+    "PromptReply": "jarvis_core.prompts.session",
+    "PromptSession": "jarvis_core.prompts.session",
+    "training_example": "jarvis_core.prompts.training",
+    "training_examples": "jarvis_core.prompts.training",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "AUTO",
+    "JARVIS_JSON_RESPONSE_FORMAT",
+    "AutoChoice",
+    "JarvisReply",
+    "JarvisToolCall",
+    "NodeContext",
+    "PromptDrivenAgent",
+    "PromptProvider",
+    "PromptReply",
+    "PromptSession",
+    "append_suffix",
+    "choose_provider",
+    "coerce_tools",
+    "get_provider",
+    "provider_for_model",
+    "provider_registrations",
+    "training_example",
+    "training_examples",
+]
 
-__getattr__, __dir__ = lazy_exports(__name__, {k: f"{__name__}.{m}" for k, m in _EXPORTS.items()}, globals())
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
+
+if TYPE_CHECKING:  # pragma: no cover
+    from jarvis_core.prompts.agent import PromptDrivenAgent
+    from jarvis_core.prompts.context import NodeContext, coerce_tools
+    from jarvis_core.prompts.jarvis_json import JarvisReply, JarvisToolCall
+    from jarvis_core.prompts.lookup import (
+        AUTO,
+        AutoChoice,
+        choose_provider,
+        get_provider,
+        provider_for_model,
+        provider_registrations,
+    )
+    from jarvis_core.prompts.provider import JARVIS_JSON_RESPONSE_FORMAT, PromptProvider, append_suffix
+    from jarvis_core.prompts.session import PromptReply, PromptSession
+    from jarvis_core.prompts.training import training_example, training_examples
