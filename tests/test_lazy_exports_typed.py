@@ -6,7 +6,8 @@ Without the ``TYPE_CHECKING`` block a lazy name is ``Any`` to mypy (PEP 562 ``__
 so a plugin author's subclass of ``PromptProvider`` or ``ToolParser`` is never checked against its contract.
 ``__all__`` must be a literal list, the only form mypy reads for re-exports. The modules are found by scanning
 every package's source, so a new lazy module is checked without editing this file; a module-level
-``__getattr__`` written by hand (not through ``jarvis_core.lazy.lazy_exports``) is refused.
+``__getattr__`` written by hand (not through ``jarvis_core.lazy.lazy_exports``) is refused, unless all it
+serves is deprecated aliases (``jarvis_core.deprecation.module_getattr``).
 """
 
 from __future__ import annotations
@@ -34,9 +35,19 @@ def module_getattr(tree: ast.Module) -> Optional[ast.stmt]:
     return None
 
 
-LAZY_MODULES = [
-    path for path in SOURCES if module_getattr(ast.parse(path.read_text(encoding="utf-8"))) is not None
-]
+def deprecated_aliases_only(node: ast.stmt) -> bool:
+    """A ``def __getattr__`` that serves deprecated names through ``jarvis_core.deprecation.module_getattr``:
+    those names are meant to stay out of sight (of ``__all__`` and type checkers alike)."""
+    return isinstance(node, ast.FunctionDef) and any(
+        isinstance(n, ast.Name) and n.id == "module_getattr" for n in ast.walk(node))
+
+
+def is_lazy(path: pathlib.Path) -> bool:
+    node = module_getattr(ast.parse(path.read_text(encoding="utf-8")))
+    return node is not None and not deprecated_aliases_only(node)
+
+
+LAZY_MODULES = [path for path in SOURCES if is_lazy(path)]
 
 
 def assigned(tree: ast.Module, name: str) -> ast.expr:
