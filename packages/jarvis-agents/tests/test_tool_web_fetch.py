@@ -115,3 +115,12 @@ def test_deadline_is_checked_as_an_option():
     with pytest.raises(ConfigError, match="deadline"):
         WebFetchTool(deadline=0)
     assert WebFetchTool(deadline=7).policy.timeout == 12.0  # the executor waits a little longer than the tool
+
+
+@pytest.mark.parametrize("host", ["2002:7f00:1::", "2002:a00:1::", "2002:a9fe:a9fe::"])
+def test_a_6to4_address_carrying_a_private_ipv4_is_refused(host):
+    from jarvis_agents.tools.ssrf import AddressPolicy, FetchRefusedError
+
+    with pytest.raises(FetchRefusedError, match="inside 6to4"):
+        AddressPolicy().check(host, 80)
+    assert str(AddressPolicy().check("2002:808:808::", 80)) == "2002:808:808::"  # 8.8.8.8 inside: public

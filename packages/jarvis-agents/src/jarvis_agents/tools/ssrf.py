@@ -3,8 +3,8 @@
 A host is resolved once; the fetch then connects to the address that was checked (no second lookup that a
 DNS rebinding could answer differently). Refused, unless allowed: every address that is not globally
 routable: loopback, private ranges, link-local (``169.254.0.0/16``, the cloud metadata services), carrier
-NAT, multicast, reserved and unspecified addresses, and IPv4 mapped into IPv6. A host whose name resolves
-to several addresses is refused when any of them is refused.
+NAT, multicast, reserved and unspecified addresses, and such IPv4 addresses mapped into IPv6 or carried in a
+6to4 address. A host whose name resolves to several addresses is refused when any of them is refused.
 
 ``allow_private=True`` lifts the check everywhere. ``allow`` lists exact ``address:port`` pairs that may be
 fetched although they are not public (one intranet service, or a test server); any other hop, a redirect
@@ -46,6 +46,10 @@ def _plain(ip: IPAddress) -> IPAddress:
 
 def _kind(ip: IPAddress) -> str:
     """Why ``ip`` is not public ("" when it is)."""
+    if isinstance(ip, ipaddress.IPv6Address) and ip.sixtofour is not None:
+        inner = _kind(ip.sixtofour)  # 2002:7f00:1:: is 127.0.0.1 to a host that routes 6to4
+        if inner:
+            return f"{inner} (inside 6to4)"
     for attr, name in (("is_loopback", "loopback"), ("is_link_local", "link-local"), ("is_multicast", "multicast"),
                        ("is_unspecified", "unspecified"), ("is_private", "private"), ("is_reserved", "reserved")):
         if getattr(ip, attr):
