@@ -40,6 +40,7 @@ REASONING_PARSERS = (
     ("kimi_k2", "reasoning_families:KimiK2Reasoning", (), "<think>…</think> or tool section"),
     ("glm45", "reasoning_families:Glm45Reasoning", ("glm47",), "closed <think>…</think> only"),
     ("mistral", "reasoning_families:MistralReasoning", (), "[THINK]…[/THINK] (Magistral)"),
+    ("gemma4", "reasoning_families:Gemma4Reasoning", (), "<|channel>thought…<channel|> (Gemma 4)"),
     ("granite", "granite_reasoning:GraniteReasoning", (), "Here is my thought process: … Here is my response:"),
     ("minimax_m2", "reasoning_families:MiniMaxM2Reasoning", (), "…</think> (MiniMax M2)"),
     ("minimax_m2_append_think", "reasoning_families:MiniMaxM2AppendThinkReasoning", (), "keeps <think> in content"),

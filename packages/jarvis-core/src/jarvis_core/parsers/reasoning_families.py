@@ -4,14 +4,15 @@
 
 from __future__ import annotations
 
-from typing import Any, List
+from typing import Any, List, Optional
 
 from jarvis_core.parsers.base import ParsedDelta, ReasoningParser
-from jarvis_core.parsers.think import _FUNCTION_OPENERS, ThinkParser
+from jarvis_core.parsers.think import _FUNCTION_OPENERS, REASONING, ThinkParser
 
 __all__ = [
     "DeepSeekR1Reasoning",
     "DeepSeekV3Reasoning",
+    "Gemma4Reasoning",
     "Glm45Reasoning",
     "IdentityReasoning",
     "KimiK2Reasoning",
@@ -74,6 +75,50 @@ class MistralReasoning(ThinkParser):
     end_token = "[/THINK]"
     starts_in_reasoning = False
     orphan_end = "drop"
+
+
+class Gemma4Reasoning(ThinkParser):
+    """``gemma4``: ``<|channel>thought\n…<channel|>`` then the answer; content before an opening tag and when
+    there is none (thinking is off unless the template's ``enable_thinking`` asked for it). The channel's
+    ``thought`` label is not reasoning and is removed, also when a stream splits it."""
+
+    name = "gemma4"
+    start_token = "<|channel>"
+    end_token = "<channel|>"
+    starts_in_reasoning = False
+    orphan_end = "drop"
+    thinking_keys = ("enable_thinking",)
+    label = "thought\n"
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._label_held: Optional[str] = ""  # None once the start of the channel is decided
+
+    def _reasoning(self, text: str, out: List[ParsedDelta]) -> None:
+        if self._label_held is None or not text:
+            super()._reasoning(text, out)
+            return
+        held = self._label_held + text
+        if len(held) < len(self.label) and self.label.startswith(held):
+            self._label_held = held  # could still be the label: wait for more
+            return
+        self._label_held = None
+        super()._reasoning(held[len(self.label):] if held.startswith(self.label) else held, out)
+
+    def _flush_label(self, out: List[ParsedDelta]) -> None:
+        held, self._label_held = self._label_held, None
+        if held and held.strip() != self.label.strip():
+            super()._reasoning(held, out)
+
+    def _close(self, out: List[ParsedDelta]) -> None:
+        self._flush_label(out)
+        super()._close(out)
+
+    def _finish(self) -> List[ParsedDelta]:
+        out = super()._finish()
+        if self.state == REASONING:
+            self._flush_label(out)
+        return out
 
 
 class MiniMaxM2Reasoning(ThinkParser):
