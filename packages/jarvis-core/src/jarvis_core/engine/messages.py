@@ -16,8 +16,14 @@ __all__ = ["arguments_object", "coerce_message", "coerce_messages", "messages_to
 _ROLES = {r.value for r in Role}
 
 
-def message_to_dict(message: MessageLike) -> Dict[str, Any]:
-    """One message as an OpenAI chat dict. Dicts are checked for a valid role and passed through."""
+def message_to_dict(message: MessageLike, *, reasoning_field: Optional[str] = None) -> Dict[str, Any]:
+    """One message as an OpenAI chat dict. Dicts are checked for a valid role and passed through.
+
+    ``reasoning_field`` (e.g. ``"reasoning_content"``, what OpenAI-compatible servers read) replays an
+    assistant message's :attr:`~jarvis_core.types.Message.reasoning` (or a dict's ``reasoning``) under that
+    key, so a thinking model's chat template sees its earlier thinking; ``None`` (the default, and OpenAI's
+    own API) leaves reasoning out.
+    """
     if isinstance(message, Message):
         out: Dict[str, Any] = {"role": message.role.value, "content": message.content}
         if message.tool_calls:
@@ -26,18 +32,23 @@ def message_to_dict(message: MessageLike) -> Dict[str, Any]:
             out["tool_call_id"] = message.tool_call_id
         if message.name is not None:
             out["name"] = message.name
+        if reasoning_field and message.reasoning and message.role is Role.ASSISTANT:
+            out[reasoning_field] = message.reasoning
         return out
     if not isinstance(message, Mapping):
         raise TypeError(f"a message must be a Message or a dict, not {type(message).__name__}")
     role = message.get("role")
     if role not in _ROLES:
         raise ValueError(f"message role must be one of {sorted(_ROLES)}, got {role!r}")
-    return dict(message)
+    out = dict(message)
+    if reasoning_field and role == "assistant" and reasoning_field not in out and out.get("reasoning"):
+        out[reasoning_field] = out.pop("reasoning")
+    return out
 
 
-def messages_to_dicts(messages: Sequence[MessageLike]) -> List[Dict[str, Any]]:
+def messages_to_dicts(messages: Sequence[MessageLike], *, reasoning_field: Optional[str] = None) -> List[Dict[str, Any]]:
     """All messages as OpenAI chat dicts (see :func:`message_to_dict`)."""
-    return [message_to_dict(m) for m in messages]
+    return [message_to_dict(m, reasoning_field=reasoning_field) for m in messages]
 
 
 def _tool_call_from_dict(raw: Mapping[str, Any]) -> ToolCall:

@@ -55,6 +55,7 @@ def build_chat_payload(
     options: Optional[Mapping[str, Any]] = None,
     include_usage: bool = True,
     max_tokens_field: str = "max_tokens",
+    reasoning_field: Optional[str] = None,
 ) -> Dict[str, Any]:
     """The JSON body of a ``POST /v1/chat/completions``.
 
@@ -62,9 +63,11 @@ def build_chat_payload(
     :class:`~jarvis_core.types.ToolSpec` objects or OpenAI dicts. ``options`` (already allow-listed and
     renamed by the engine) are copied in as they are; ``None`` values are left out, so "unset" never reaches
     the server. A streamed request asks for usage (``stream_options.include_usage``) unless
-    ``include_usage=False``. ``max_tokens_field`` lets OpenAI's newer models use ``max_completion_tokens``.
+    ``include_usage=False``. ``max_tokens_field`` lets OpenAI's newer models use ``max_completion_tokens``. ``reasoning_field``
+    replays assistant reasoning in the history under that key (see
+    :func:`~jarvis_core.engine.messages.message_to_dict`).
     """
-    payload: Dict[str, Any] = {"model": model, "messages": messages_to_dicts(messages)}
+    payload: Dict[str, Any] = {"model": model, "messages": messages_to_dicts(messages, reasoning_field=reasoning_field)}
     if temperature is not None:
         payload["temperature"] = temperature
     if max_tokens is not None:

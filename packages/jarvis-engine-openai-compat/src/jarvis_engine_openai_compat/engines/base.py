@@ -113,6 +113,9 @@ class OpenAICompatEngine(HTTPEngine):
     top_k_disabled: ClassVar[Optional[int]] = None
     #: The ``tool_mode`` used when none is configured.
     default_tool_mode: ClassVar[str] = "native"
+    #: Where an assistant message's reasoning is replayed in the history (llama.cpp, vLLM and SGLang read
+    #: ``reasoning_content``; a thinking model's template may need its earlier thinking); ``None``: left out.
+    reasoning_field: ClassVar[Optional[str]] = "reasoning_content"
 
     def __init__(
         self,
@@ -240,7 +243,8 @@ class OpenAICompatEngine(HTTPEngine):
             # tool_choice="none" is still constrained (only {"content": ...}), without the tool note; strings are
             # bounded so that a small model cannot run into max_tokens inside the JSON.
             note_tools = [] if choice == "none" else wire_tools
-            wire_messages = json_mode.rewrite_messages(messages_to_dicts(messages), note_tools, answer=answer)
+            wire_messages = json_mode.rewrite_messages(messages_to_dicts(messages, reasoning_field=self.reasoning_field),
+                                                       note_tools, answer=answer)
             try:
                 extra["response_format"] = json_mode.response_format_for_choice(
                     wire_tools, choice, max_content_length=json_mode.content_limit(max_tokens))
@@ -252,10 +256,12 @@ class OpenAICompatEngine(HTTPEngine):
             if mode == "json_schema" and not wire_tools:
                 # A template without tool support cannot render earlier calls and results either, even on a
                 # request that offers no tools (an agent's answer turn): they go as text.
-                wire_messages = json_mode.rewrite_messages(messages_to_dicts(messages), [])
+                wire_messages = json_mode.rewrite_messages(
+                    messages_to_dicts(messages, reasoning_field=self.reasoning_field), [])
         wire.update(extra)
         payload = build_chat_payload(wire_messages, model=model, temperature=temp, max_tokens=max_tokens,
-                                     tools=payload_tools, stream=stream, options=wire)
+                                     tools=payload_tools, stream=stream, options=wire,
+                                     reasoning_field=self.reasoning_field)
         post = adapter if adapter.needs_postprocessing(wire_tools) else None
         call = _Call(model, payload, mode if wire_tools else "native", wire_tools, post)
         call.dropped = dropped
