@@ -7,10 +7,13 @@
 - Running the broken command is one error line naming the plugin and its distribution; ``--debug`` shows the
   traceback.
 - A target without ``run`` is an error naming the plugin.
-- A plugin cannot take a built-in command's name: a warning names it, and the built-in still runs.
+- A plugin cannot take a built-in command's name: one warning names it, ``jarvis plugins`` lists it with the
+  clashes, and the built-in still runs.
 """
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -112,16 +115,42 @@ def test_target_without_run_is_an_error_naming_the_plugin(command_venv):
     assert f"'{HALF[2]}'" in proc.stderr and HALF[0] in proc.stderr and "has no run" in proc.stderr
 
 
-def test_a_plugin_cannot_take_a_builtin_name(command_venv):
-    proc = command_venv.jarvis("--help")
+THIEF_WARNING = (
+    f"jarvis: warning: command 'ask' is registered by {THIEF[0]} {THIEF[1]} (plugin 'thief') and is a built-in jarvis "
+    "command; the plugin's command is ignored (rename it in the plugin, or disable it with "
+    "JARVIS_DISABLE_PLUGINS=thief)"
+)
+
+
+@pytest.mark.parametrize("args", [["--help"], ["hello", "you"], ["plugins"]])
+def test_a_plugin_cannot_take_a_builtin_name_and_is_told_once(command_venv, args):
+    proc = command_venv.jarvis(*args)
+    assert proc.returncode == 0, proc.stderr
     warnings = [line for line in proc.stderr.splitlines() if line.startswith("jarvis: warning:")]
-    thief = [line for line in warnings if "'ask'" in line]
-    assert len(thief) == 1, proc.stderr
-    assert THIEF[0] in thief[0] and "built-in" in thief[0]
-    # The built-in still answers, and the thief's module is never imported.
+    assert [line for line in warnings if "'ask'" in line] == [THIEF_WARNING]
+
+
+def test_the_builtin_still_answers_and_the_thief_is_never_imported(command_venv):
     ask = command_venv.jarvis("ask", "--engine", "echo", "still", "mine")
     assert ask.returncode == 0, ask.stderr
     assert ask.stdout == "still mine\n" and "never be imported" not in ask.stderr
+
+
+def test_jarvis_plugins_lists_a_command_clash_like_a_key_clash(command_venv):
+    proc = command_venv.jarvis("plugins", "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["clashes"] == [{
+        "kind": "command", "key": "ask", "builtin": True,
+        "by": [{"plugin": "thief", "distribution": THIEF[0], "version": THIEF[1]},
+               {"plugin": "(built-in)", "distribution": "jarvis-core", "version": doc["core_version"]}],
+    }]
+    table = command_venv.jarvis("plugins").stdout.splitlines()
+    rows = {line.split()[0]: line.split(None, 3)[1:] for line in table[1:table.index("")]}
+    assert rows["thief"] == [THIEF[0], THIEF[1], "ignored (a built-in's name): command ask"]
+    at = table.index("take a built-in command's name, ignored (1):")
+    assert [line.split(None, 2) for line in table[at + 1:at + 3]] == [
+        ["KIND", "KEY", "REGISTERED BY"], ["command", "ask", f"thief ({THIEF[0]} {THIEF[1]})"]]
 
 
 def test_unknown_command_lists_plugin_commands(command_venv):

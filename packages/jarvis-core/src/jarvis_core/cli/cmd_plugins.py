@@ -26,15 +26,16 @@ outside its range is a warning, and the table lists every declared range under i
 ``failures`` lists plugins that failed to load (each also printed as one warning line); ``skipped`` lists
 plugins left out by ``JARVIS_LOAD_PLUGINS`` / ``JARVIS_DISABLE_PLUGINS``.
 
-Budget: this command imports only the standard library, :mod:`jarvis_core.plugins` and ``packaging``'s
-specifiers (no attrs, httpx or config), table or JSON, so it costs about as much as pluggy plus an entry-point scan. Keep it that way.
+Budget: this command imports only the standard library and :mod:`jarvis_core.plugins` (no attrs, httpx,
+config, or ``packaging`` unless a plugin declares an unusual jarvis-core range), table or JSON, so it costs about as much as pluggy plus an entry-point scan. Keep it that way.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from jarvis_core.cli.listing import add_json_options, cell, format_table, wants_json, write_json
 
@@ -111,20 +112,50 @@ def collect(registry: Any, *, hook: str = "") -> Dict[str, Any]:
             {"kind": name.partition(":")[0], "key": name.partition(":")[2],
              "by": [{"plugin": r.plugin, "distribution": r.distribution, "version": r.version} for r in regs]}
             for name, regs in getattr(registry, "clashes", {}).items()
+        ] + [
+            # A plugin command with a built-in command's name: the built-in wins, the plugin's is ignored.
+            {"kind": "command", "key": reg.key, "builtin": True,
+             "by": [{"plugin": reg.plugin, "distribution": reg.distribution, "version": reg.version},
+                    {"plugin": "(built-in)", "distribution": "jarvis-core", "version": __version__}]}
+            for reg in getattr(registry, "builtin_clashes", [])
         ],
     }
 
 
+_SIMPLE_CLAUSE = re.compile(r"(>=|<=|==|!=|<|>)\s*(\d+(?:\.\d+)*)")
+
+
 def core_compatible(requirement: str, core_version: str) -> Optional[bool]:
-    """Whether ``core_version`` is in the declared ``requirement`` (``None``: none declared, or unreadable)."""
+    """Whether ``core_version`` is in the declared ``requirement`` (``None``: none declared, or unreadable).
+
+    Plain ranges of release numbers (``>=0.2,<1``, what every plugin declares) are compared here; anything
+    else goes to ``packaging``'s specifiers, whose import costs ``jarvis plugins`` a noticeable share."""
     if not requirement:
         return None
+    clauses = [c.strip() for c in requirement.split(",") if c.strip() and c.strip() != "*"]
+    simple = [_SIMPLE_CLAUSE.fullmatch(c) for c in clauses]
+    if re.fullmatch(r"\d+(?:\.\d+)*", core_version) and all(simple):
+        have = _release(core_version)
+        return all(_OPS[m.group(1)](have, _release(m.group(2))) for m in simple if m is not None)
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
     try:
-        return SpecifierSet("" if requirement == "*" else requirement).contains(core_version, prereleases=True)
+        return SpecifierSet(",".join(clauses)).contains(core_version, prereleases=True)
     except InvalidSpecifier:
         return None
+
+
+def _release(text: str) -> Tuple[int, ...]:
+    parts = [int(p) for p in text.split(".")]
+    while len(parts) > 1 and parts[-1] == 0:  # 1.0 == 1
+        parts.pop()
+    return tuple(parts)
+
+
+_OPS: Dict[str, Callable[[Tuple[int, ...], Tuple[int, ...]], bool]] = {
+    ">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b, "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b, "<": lambda a, b: a < b, ">": lambda a, b: a > b,
+}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -153,15 +184,20 @@ def render(doc: Dict[str, Any], *, hook: str = "") -> str:
     """The ``jarvis plugins`` table for a :func:`collect` document: a row per plugin, then failures, clashes
     and switched-off plugins, each under its own heading."""
     clashing: Dict[str, List[str]] = {}
+    ignored: Dict[str, List[str]] = {}
     for c in doc["clashes"]:
         for by in c["by"]:
-            clashing.setdefault(by["plugin"], []).append(f"{c['kind'].replace('_', ' ')} {c['key']}")
+            (ignored if c.get("builtin") else clashing).setdefault(by["plugin"], []).append(
+                f"{c['kind'].replace('_', ' ')} {c['key']}")
     rows = []
     for p in doc["plugins"]:
         registers = summarise(p["registered"])
         if p["name"] in clashing:
             clash = "clashing (unusable): " + ", ".join(clashing[p["name"]])
             registers = clash if registers == "nothing" else f"{registers}; {clash}"
+        if p["name"] in ignored:
+            shadowed = "ignored (a built-in's name): " + ", ".join(ignored[p["name"]])
+            registers = shadowed if registers == "nothing" else f"{registers}; {shadowed}"
         rows.append([p["name"], p["distribution"], p["version"] or "-", registers])
     if rows:
         out = [format_table(["PLUGIN", "DISTRIBUTION", "VERSION", "REGISTERS"], rows)]
@@ -172,7 +208,12 @@ def render(doc: Dict[str, Any], *, hook: str = "") -> str:
         out += ["", f"failed to load, not used ({len(failures)}):",
                 _indented(["PLUGIN", "DISTRIBUTION", "VERSION", "ERROR"],
                           [[f["plugin"], f["distribution"], f["version"] or "-", cell(f["error"])] for f in failures])]
-    clashes = doc["clashes"]
+    builtin = [c for c in doc["clashes"] if c.get("builtin")]
+    if builtin:
+        out += ["", f"take a built-in command's name, ignored ({len(builtin)}):",
+                _indented(["KIND", "KEY", "REGISTERED BY"],
+                          [[c["kind"], c["key"], _owner(c["by"][0])] for c in builtin])]
+    clashes = [c for c in doc["clashes"] if not c.get("builtin")]
     if clashes:
         out += ["", f"registered twice, unusable until one is removed or [plugins] prefer picks one ({len(clashes)}):",
                 _indented(["KIND", "KEY", "REGISTERED BY"],

@@ -82,23 +82,11 @@ def plugin_commands() -> Dict[str, Any]:
     """The commands plugins registered, by name (:class:`~jarvis_core.plugins.Registration` values).
 
     Scans the registry but imports no command target. A registration that takes a built-in command's name
-    is left out with a :class:`~jarvis_core.plugins.PluginLoadWarning` naming it and its distribution.
+    is not among them: the registry leaves it out and warns about it once (``Registry.builtin_clashes``).
     """
-    from jarvis_core.plugins.manager import PluginLoadWarning
     from jarvis_core.plugins.registry import get_registry
 
-    found: Dict[str, Any] = {}
-    for name, reg in get_registry().items("command").items():
-        if name in COMMANDS:
-            warnings.warn(
-                f"plugin {reg.plugin!r} from {reg.distribution} {reg.version} registers the command {name!r}, "
-                "which is a built-in jarvis command; the plugin's command is ignored",
-                PluginLoadWarning,
-                stacklevel=2,
-            )
-            continue
-        found[name] = reg
-    return found
+    return {name: reg for name, reg in get_registry().items("command").items() if name not in COMMANDS}
 
 
 def _plugin_command_module(reg: Any) -> Any:

@@ -225,6 +225,8 @@ class Registry:
         self.clashes: Dict[str, List[Registration]] = {}
         self._fill()
         self._resolve_clashes()
+        #: Plugin commands that take a built-in command's name: left out, and warned about once, here.
+        self.builtin_clashes: List[Registration] = self._builtin_command_clashes()
         #: Rules that name a parser no plugin registers (checked once the registry is complete).
         self.problems: List[str] = []
         third_party = [rule for rule in self.default_rules if rule[3] != "jarvis-core"]
@@ -324,6 +326,21 @@ class Registry:
                 raise DuplicateRegistrationError(message, key=name.partition(":")[2],
                                                  distributions=[r.distribution for r in regs])
             self.pm.warn(message + "; every other key still works")
+
+    def _builtin_command_clashes(self) -> List[Registration]:
+        commands = self._items["command"]
+        if not commands:
+            return []
+        from jarvis_core.cli.main import COMMANDS
+
+        taken = [commands.pop(name) for name in [n for n in commands if n in COMMANDS]]
+        for reg in taken:
+            self.pm.warn(
+                f"command {reg.key!r} is registered by {reg.distribution} {reg.version} (plugin {reg.plugin!r}) and is "
+                f"a built-in jarvis command; the plugin's command is ignored (rename it in the plugin, or disable it "
+                f"with JARVIS_DISABLE_PLUGINS={reg.plugin})".replace("  (", " (")
+            )
+        return taken
 
     def _named_register(self, kind: str, plugin: str, dist: str, version: str) -> Callable[..., None]:
         what = kind.replace("_", " ")
