@@ -71,11 +71,11 @@ def test_plugins_lists_agents_and_tools_without_importing_them(agents_venv):
     assert agents["react"]["alias_of"] == "native_react" and agents["codeact"]["alias_of"] == "native_openhands"
     tools = {t["key"] for t in agents_plugin["registered"]["tool"]}
     assert tools == {"calculator", "think", "file_read", "file_write", "llm", "memory_store", "memory_retrieve",
-                     "memory_search", "code_interpreter", "shell_exec", "web_fetch"}
+                     "memory_search", "code_interpreter", "shell_exec", "web_fetch", "web_search"}
     imported = [line for line in run.stderr.splitlines() if line.startswith("IMPORTED:")]
     assert imported == ["IMPORTED:"], imported
     table = _run([bindir / "jarvis", "tools"], env).stdout.splitlines()
-    assert table[0].split()[:3] == ["KEY", "SIDE", "EFFECTS"] and len(table) == 12
+    assert table[0].split()[:3] == ["KEY", "SIDE", "EFFECTS"] and len(table) == 13
 
 
 def test_ask_with_the_orchestrator_on_the_embedded_default(agents_venv):

@@ -72,6 +72,9 @@ def jarvis_register_tools(register):
     register("shell_exec", f"{_TOOLS}.code:ShellExecTool", description="opt-in ([tools.shell_exec] enabled = true): "
              "run a /bin/sh command in the sandbox (needs confirmation)", side_effects="write", confirm=True, opt_in=True,
              isolation=isolation)
+    register("web_search", f"{_TOOLS}.search:WebSearchTool",
+             description="search the web: titles, URLs, snippets ([tools.web_search] backend: searxng, brave, tavily, "
+                         "duckduckgo)", side_effects="read", confirm=False)
     register("web_fetch", f"{_TOOLS}.web:WebFetchTool",
              description="fetch a public web page as text (SSRF check on every redirect hop)", side_effects="read",
              confirm=False)

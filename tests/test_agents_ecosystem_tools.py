@@ -1,9 +1,11 @@
-"""An MCP server's tool used by jarvis's agents end to end: ``jarvis ask --agent orchestrator --tools add``
-and a managed agent of ``jarvis serve``, both against a real stdio MCP server written with the SDK.
+"""Tools from the ecosystem used by jarvis's agents end to end: an MCP server's tool (``jarvis ask --agent
+orchestrator --tools add`` and a managed agent of ``jarvis serve``, against a real stdio MCP server written
+with the SDK), and the seed's ``jarvis ask --agent orchestrator --tools calculator,web_search`` with a
+SearXNG backend on loopback.
 
 The model is jarvis's ``openai-compat`` engine pointed at a loopback stand-in that scripts it: the first
-turn calls ``add``; the second answers only when the tool message it is sent holds the MCP server's result
-(``5``), so the answer can only come from the tool result.
+turn calls the tools; the second answers only when the tool messages it is sent hold the tools' real
+results, so the answer can only come from them.
 """
 
 from __future__ import annotations
@@ -39,24 +41,25 @@ def _sse(delta: Dict[str, Any], finish: str) -> List[str]:
     return [chunk({"role": "assistant", **delta}, None), chunk({}, finish), "data: [DONE]"]
 
 
-def _model() -> ReplayServer:
-    call = {"index": 0, "id": "call_0", "type": "function", "function": {"name": "add", "arguments": '{"a": 2, "b": 3}'}}
+def _model(calls: Any = (("add", {"a": 2, "b": 3}),), results: Any = ("5",), answer: str = ANSWER) -> ReplayServer:
+    tool_calls = [{"index": i, "id": f"call_{i}", "type": "function",
+                   "function": {"name": name, "arguments": json.dumps(args)}} for i, (name, args) in enumerate(calls)]
     completion = {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-                  "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": ANSWER}}]}
+                  "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": answer}}]}
     first = {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
              "choices": [{"index": 0, "finish_reason": "tool_calls",
-                          "message": {"role": "assistant", "content": None, "tool_calls": [call]}}]}
+                          "message": {"role": "assistant", "content": None, "tool_calls": tool_calls}}]}
 
     def answered(body: Any) -> bool:
-        return _tool_message(body) == ["5"]
+        return _tool_message(body) == list(results)
 
     return ReplayServer([
         Exchange("GET", "/v1/models", json={"object": "list", "data": [{"id": "m", "object": "model"}]}),
         Exchange("POST", "/v1/chat/completions", match=lambda b: answered(b) and bool(b.get("stream")),
-                 sse=_sse({"content": ANSWER}, "stop")),
+                 sse=_sse({"content": answer}, "stop")),
         Exchange("POST", "/v1/chat/completions", match=answered, json=completion),
         Exchange("POST", "/v1/chat/completions", match=lambda b: bool(b.get("stream")),
-                 sse=_sse({"tool_calls": [call]}, "tool_calls")),
+                 sse=_sse({"tool_calls": tool_calls}, "tool_calls")),
         Exchange("POST", "/v1/chat/completions", json=first),
     ]).start()
 
@@ -150,3 +153,31 @@ def test_a_managed_agent_of_jarvis_serve_uses_an_mcp_tool(home):
         if proc.stderr:
             proc.stderr.close()
         backend.stop()
+
+
+SEARXNG = {"query": "population of paris", "results": [
+    {"url": "https://en.wikipedia.org/wiki/Paris", "title": "Paris - Wikipedia",
+     "content": "Paris has 2,102,650 inhabitants."}]}
+
+
+def test_the_seed_example_with_calculator_and_web_search(tmp_path):
+    search = ReplayServer([Exchange("GET", "/search", json=SEARXNG)]).start()
+    (tmp_path / "config.toml").write_text(
+        f'[tools.web_search]\nbackend = "searxng"\nurl = "{search.url}"\n'
+        '[agents.orchestrator]\nmode = "function_calling"\n', encoding="utf-8")
+    hit = ("1. Paris - Wikipedia\n   https://en.wikipedia.org/wiki/Paris\n   Paris has 2,102,650 inhabitants.")
+    answer = "Paris has 2,102,650 inhabitants; twice that is 4205300."
+    backend = _model(calls=[("web_search", {"query": "population of paris"}), ("calculator", {"expression": "2 * 2102650"})],
+                     results=[hit, "4205300"], answer=answer)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "jarvis_core.cli.main", "ask", "--engine", "openai-compat", "--host",
+             backend.url + "/v1", "--model", "m", "--agent", "orchestrator", "--tools", "calculator,web_search",
+             "what is twice the population of Paris?"],
+            env=_env(tmp_path), capture_output=True, text=True, timeout=180)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert answer in proc.stdout
+        assert search.requests[0].query["q"] == "population of paris"
+    finally:
+        backend.stop()
+        search.stop()
