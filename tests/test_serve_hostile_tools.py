@@ -91,7 +91,7 @@ def serve(tmp_path) -> Iterator[Any]:
         while True:
             assert proc.poll() is None, f"jarvis serve exited ({proc.returncode}): {proc.stderr.read()[-3000:] if proc.stderr else ''}"
             try:
-                if httpx.get(server.url + "/health", timeout=1).status_code == 200:
+                if server.poller.get(server.url + "/health", timeout=1).status_code == 200:  # warms its connection
                     return server, backend
             except httpx.HTTPError:
                 pass
