@@ -86,6 +86,40 @@ PLUGINS = {
                     return "never"
             """,
     }),
+    "policytools": ([], {
+        "jarvis_plugin_policytools/plugin.py": """\
+            from jarvis_core import hookimpl
+
+            M = "jarvis_plugin_policytools.tools"
+
+            @hookimpl
+            def jarvis_register_tools(register):
+                register("liar", M + ":LyingTool", description="its extras say harmless", side_effects="none",
+                         confirm=False)
+                register("honest", M + ":HonestTool", description="a policy and nothing else")
+                register("oldstyle", M + ":make_tool", description="a factory; only extras", side_effects="read",
+                         confirm=True)
+            """,
+        "jarvis_plugin_policytools/tools.py": """\
+            from jarvis_core.tools import BaseTool, ToolPolicy
+            from jarvis_core.types import ToolSpec
+
+            SPEC = ToolSpec("t", "a tool", {"type": "object", "properties": {}})
+
+            class LyingTool(BaseTool):
+                spec = SPEC
+                policy = ToolPolicy(side_effects="write", confirm=True)
+
+                def run(self, **arguments):
+                    return "wrote"
+
+            class HonestTool(LyingTool):
+                policy = ToolPolicy(side_effects="read")
+
+            def make_tool():
+                return HonestTool()
+            """,
+    }),
 }
 
 
@@ -196,3 +230,24 @@ def test_an_agent_target_that_is_not_a_base_agent_is_a_named_plugin_error(contra
         f"jarvis: error: agent 'oldloop' {BADAGENTS} is registered as 'jarvis_plugin_badagents.agents:AcmeLoopAgent', "
         f"which is not a subclass of jarvis_core.agents.BaseAgent (which gives run, arun and astream); {FIX}"
     ]
+
+
+POLICYTOOLS = f"(plugin 'policytools', {_dist('policytools')} {V})"
+
+
+def _extras_warning(key: str) -> str:
+    return (f"jarvis: warning: tool {key!r} {POLICYTOOLS} states side_effects and confirm as register() extras, which "
+            "are deprecated since jarvis-core 0.2.0 and ignored from 1.0.0; give the tool class (or instance) a policy "
+            "= jarvis_core.tools.ToolPolicy(...) instead")
+
+
+def test_jarvis_tools_reads_side_effects_and_confirm_from_the_tool_policy(contract_venv):
+    proc = _run(contract_venv, "tools", "--json", load="policytools")
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["key"]: (r["side_effects"], r["confirm"]) for r in json.loads(proc.stdout)}
+    # The policy is the one source of truth: the extras' "none"/False lose to the class's ToolPolicy.
+    assert rows == {"liar": ("write", True), "honest": ("read", False), "oldstyle": ("read", True)}
+    assert _lines(proc, "warning") == [_extras_warning("liar"), _extras_warning("oldstyle")]
+    table = _run(contract_venv, "tools", load="policytools").stdout.splitlines()
+    assert [line.split()[:3] for line in table] == [
+        ["KEY", "SIDE", "EFFECTS"], ["honest", "read", "no"], ["liar", "write", "yes"], ["oldstyle", "read", "yes"]]

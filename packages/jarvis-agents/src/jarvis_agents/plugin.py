@@ -48,36 +48,27 @@ def jarvis_register_agents(register):
 @hookimpl
 def jarvis_register_tools(register):
     isolation = _isolation()
-    register("calculator", f"{_TOOLS}.calculator:Calculator", description="exact, bounded arithmetic",
-             side_effects="none", confirm=False)
-    register("think", f"{_TOOLS}.think:think", description="a scratchpad; returns the thought",
-             side_effects="none", confirm=False)
+    register("calculator", f"{_TOOLS}.calculator:Calculator", description="exact, bounded arithmetic")
+    register("think", f"{_TOOLS}.think:think", description="a scratchpad; returns the thought")
     register("file_read", f"{_TOOLS}.files:FileReadTool",
-             description="read a text file inside [tools.file_read] roots", side_effects="read", confirm=False)
+             description="read a text file inside [tools.file_read] roots")
     register("file_write", f"{_TOOLS}.files:FileWriteTool",
-             description="write a text file inside [tools.file_write] roots (needs confirmation)",
-             side_effects="write", confirm=True)
-    register("llm", f"{_TOOLS}.llm:LLMTool", description="ask the agent's model a sub-question (usage counted)",
-             side_effects="none", confirm=False)
+             description="write a text file inside [tools.file_write] roots (needs confirmation)")
+    register("llm", f"{_TOOLS}.llm:LLMTool", description="ask the agent's model a sub-question (usage counted)")
     register("memory_store", f"{_TOOLS}.memory:MemoryStoreTool",
-             description="remember text (optionally under a key) in memory.db in the jarvis home", side_effects="write",
-             confirm=False)
-    register("memory_retrieve", f"{_TOOLS}.memory:MemoryRetrieveTool", description="recall the text stored under a key",
-             side_effects="read", confirm=False)
-    register("memory_search", f"{_TOOLS}.memory:MemorySearchTool", description="full-text search of remembered text",
-             side_effects="read", confirm=False)
+             description="remember text (optionally under a key) in memory.db in the jarvis home")
+    register("memory_retrieve", f"{_TOOLS}.memory:MemoryRetrieveTool", description="recall the text stored under a key")
+    register("memory_search", f"{_TOOLS}.memory:MemorySearchTool", description="full-text search of remembered text")
     register("code_interpreter", f"{_TOOLS}.code:CodeInterpreterTool",
-             description="run Python in the sandbox (separate process, clean environment, limits)", side_effects="write",
-             confirm=False, isolation=isolation)
+             description="run Python in the sandbox (separate process, clean environment, limits)", isolation=isolation)
     register("shell_exec", f"{_TOOLS}.code:ShellExecTool", description="opt-in ([tools.shell_exec] enabled = true): "
-             "run a /bin/sh command in the sandbox (needs confirmation)", side_effects="write", confirm=True, opt_in=True,
+             "run a /bin/sh command in the sandbox (needs confirmation)", opt_in=True,
              isolation=isolation)
     register("web_search", f"{_TOOLS}.search:WebSearchTool",
              description="search the web: titles, URLs, snippets ([tools.web_search] backend: searxng, brave, tavily, "
                          "duckduckgo)", side_effects="read", confirm=False)
     register("web_fetch", f"{_TOOLS}.web:WebFetchTool",
-             description="fetch a public web page as text (SSRF check on every redirect hop)", side_effects="read",
-             confirm=False)
+             description="fetch a public web page as text (SSRF check on every redirect hop)")
 
 
 @hookimpl

@@ -21,6 +21,17 @@ class McpToolFactory:
         self.offer = offer
         self.__qualname__ = f"McpToolFactory[{offer.server}:{offer.remote}]"
 
+    @property
+    def policy(self) -> Any:
+        """The tool's ToolPolicy from its listed annotations and the server's config (what ``jarvis tools``
+        shows); ``None`` until the server's tools were listed (``jarvis mcp tools``)."""
+        if self.offer.annotations is None:
+            return None
+        from jarvis_mcp.settings import server_config
+        from jarvis_mcp.tool import policy_for
+
+        return policy_for(server_config(self.offer.server), self.offer.annotations)
+
     def __call__(self) -> Any:
         from jarvis_mcp.settings import server_config
         from jarvis_mcp.tool import build
@@ -39,11 +50,7 @@ def _describe(offer: Offer) -> str:
 def jarvis_register_tools(register: Any) -> None:
     for server, table in configured_servers().items():
         for offer in offers(server, table, read_cache(server, table)):
-            read_only = offer.read_only()
-            confirm = table.get("confirm")
-            register(offer.key, McpToolFactory(offer), description=_describe(offer), server=server,
-                     side_effects="unknown" if read_only is None else ("read" if read_only else "write"),
-                     confirm=(not read_only if read_only is not None else "unknown") if confirm is None else bool(confirm))
+            register(offer.key, McpToolFactory(offer), description=_describe(offer), server=server)
 
 
 @hookimpl

@@ -75,6 +75,9 @@ class CodeInterpreterTool(BaseTool):
     (``"jail"``, or ``"rlimits"`` to accept the limits-only sandbox knowingly).
     """
 
+    #: The defaults' policy; an instance's follows its configured timeout and output cap.
+    policy = _policy(30.0, 16_000, confirm=False)
+
     spec = ToolSpec(
         name="code_interpreter",
         description=(
@@ -113,6 +116,9 @@ class ShellExecTool(BaseTool):
     ``code_interpreter``). There is deliberately no
     option or argument that passes host environment variables through.
     """
+
+    #: The defaults' policy; an instance's follows its configured timeout and output cap.
+    policy = _policy(30.0, 16_000, confirm=True)
 
     spec = ToolSpec(
         name="shell_exec",

@@ -109,6 +109,10 @@ def _number(name: str, value: Any, *, minimum: float, whole: bool = True) -> Any
 class WebFetchTool:
     """``web_fetch(url)`` → the page's text. See the module docs for the checks and the options."""
 
+    #: Replaced per instance (the timeout follows the configured deadline); side effects and confirmation
+    #: are the same for every instance, and listings read them here.
+    policy = ToolPolicy(side_effects="read", isolation="thread")
+
     spec = ToolSpec(
         name="web_fetch",
         description="Fetch a public web page (http or https) and return its text.",

@@ -1,10 +1,14 @@
 """``jarvis tools``: the installed tools (key, side effects, whether a call needs confirmation, the isolation
-of those that run code, what it does, where it comes from); ``--json`` for scripts."""
+of those that run code, what it does, where it comes from); ``--json`` for scripts.
+
+Side effects and confirmation come from each tool's :class:`~jarvis_core.tools.ToolPolicy`, so this command
+imports the tools' modules (not their dependencies' heavy parts, which tools load when they run)."""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import warnings
+from typing import Any, Dict
 
 __all__ = ["add_parser", "run"]
 
@@ -25,4 +29,30 @@ def run(args: argparse.Namespace) -> int:
     from jarvis_core.cli.listing import run_listing
 
     return run_listing(args, "tool", ("key", "side_effects", "confirm", "isolation", "description", "distribution"),
-                       "pip install jarvis-agents")
+                       "pip install jarvis-agents", complete=with_policy)
+
+
+def with_policy(row: Dict[str, Any], reg: Any) -> None:
+    """Set the row's ``side_effects`` and ``confirm`` from the tool's :class:`~jarvis_core.tools.ToolPolicy`
+    (its ``policy`` attribute; one source of truth). ``register(..., side_effects=, confirm=)`` extras are
+    deprecated (a warning names the plugin) and used only by a target with no policy until it is built; a
+    target that does not load shows ``?`` and one warning naming its plugin."""
+    from jarvis_core.errors import JarvisDeprecationWarning, PluginError
+    from jarvis_core.tools.policy import ToolPolicy
+
+    stated = [name for name in ("side_effects", "confirm") if name in reg.extra]
+    if stated:
+        warnings.warn(
+            f"{reg.describe()} states {' and '.join(stated)} as register() extras, which are deprecated since "
+            "jarvis-core 0.2.0 and ignored from 1.0.0; give the tool class (or instance) a policy = "
+            "jarvis_core.tools.ToolPolicy(...) instead", JarvisDeprecationWarning, stacklevel=2)
+    try:
+        policy = getattr(reg.load(), "policy", None)
+    except PluginError as exc:
+        warnings.warn(str(exc), UserWarning, stacklevel=2)
+        row["side_effects"] = row["confirm"] = "?"
+        return
+    if isinstance(policy, ToolPolicy):
+        row["side_effects"], row["confirm"] = policy.side_effects, policy.confirm
+    elif not stated:
+        row["side_effects"] = row["confirm"] = None

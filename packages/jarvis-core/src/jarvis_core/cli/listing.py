@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from jarvis_core.cli.output import one_line
 
@@ -70,11 +70,17 @@ def format_table(headers: Optional[Sequence[str]], rows: Sequence[Sequence[str]]
     return "\n".join(lines)
 
 
-def run_listing(args: argparse.Namespace, kind: str, columns: Sequence[str], empty_hint: str) -> int:
-    """Print the ``kind`` registrations: a table of ``columns`` (keys of :func:`collect`'s rows), or JSON."""
+def run_listing(args: argparse.Namespace, kind: str, columns: Sequence[str], empty_hint: str,
+                complete: Optional[Callable[[Dict[str, Any], Any], None]] = None) -> int:
+    """Print the ``kind`` registrations: a table of ``columns`` (keys of :func:`collect`'s rows), or JSON.
+    ``complete(row, registration)`` fills in what the registry alone does not say."""
     from jarvis_core.plugins import get_registry
 
-    rows = collect(get_registry(), kind)
+    registry = get_registry()
+    rows = collect(registry, kind)
+    if complete is not None:
+        for row in rows:
+            complete(row, registry.get(kind, row["key"]))
     if wants_json(args):
         write_json(rows, args)
         return 0
