@@ -565,7 +565,7 @@ def test_the_sdk_streams_from_claude_code_without_an_engine(claude_bin):
         j = Jarvis(agent="claude_code")
         try:
             assert "".join(j.ask_stream_sync("q", model="haiku")) == "The answer is 42."
-            assert j.ask_full("q")["engine"] is None
+            assert j.ask_full("q").to_dict()["engine"] is None
             assert j._engine is None  # nothing was picked, probed or started
         finally:
             j.close()

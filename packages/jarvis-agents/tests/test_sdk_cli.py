@@ -35,7 +35,7 @@ def test_ask_full_through_the_orchestrator_gets_the_requests_settings():
     engine = FakeEngine(script(), allowed_options=OPTIONS)
     with installed_registry(jarvis_agents.plugin):
         out = Jarvis(engine=engine, model="m", agent="orchestrator", tools=["calculator"]).ask_full(
-            "What is 17 * 23?", system="You do arithmetic.", temperature=0.1, max_tokens=300)
+            "What is 17 * 23?", system="You do arithmetic.", temperature=0.1, max_tokens=300).to_dict()
     assert out["content"] == "It is 391." and out["stop_reason"] == "final" and out["turns"] == 2
     assert [r["content"] for r in out["tool_results"]] == ["391"]
     assert out["usage"] == {"prompt_tokens": 30, "completion_tokens": 9, "total_tokens": 39}
@@ -51,7 +51,7 @@ def test_extra_request_options_reach_the_agent_and_a_wrong_one_is_refused_by_nam
     engine = FakeEngine(script() + script(), allowed_options=OPTIONS)
     with installed_registry(jarvis_agents.plugin):
         j = Jarvis(engine=engine, model="m", agent="orchestrator", tools=["calculator"])
-        out = j.ask_full("What is 17 * 23?", seed=7, mode="structured")  # an engine option and an agent option
+        out = j.ask_full("What is 17 * 23?", seed=7, mode="structured").to_dict()  # an engine option and an agent option
         assert out["content"] == "It is 391." and out["stop_reason"] == "final"
         assert [c.options.get("seed") for c in engine.calls] == [7, 7]
         assert "response_format" in engine.calls[0].options  # mode="structured" reached the orchestrator
@@ -83,10 +83,10 @@ def test_the_agents_table_names_its_model_and_an_explicit_model_beats_it(tmp_pat
     config.write_text('[agents.simple]\nmodel = "big-model"\n', encoding="utf-8")
     engine = FakeEngine(["one", "two", "three"], allowed_options=OPTIONS)
     with installed_registry(jarvis_agents.plugin):
-        out = Jarvis(str(config), engine=engine, agent="simple").ask_full("hi")
+        out = Jarvis(str(config), engine=engine, agent="simple").ask_full("hi").to_dict()
         assert out["model"] == "big-model"
-        assert Jarvis(str(config), engine=engine, model="m", agent="simple").ask_full("hi")["model"] == "m"
-        assert Jarvis(str(config), engine=engine, agent="simple").ask_full("hi", model="r")["model"] == "r"
+        assert Jarvis(str(config), engine=engine, model="m", agent="simple").ask_full("hi").to_dict()["model"] == "m"
+        assert Jarvis(str(config), engine=engine, agent="simple").ask_full("hi", model="r").to_dict()["model"] == "r"
     assert [c.model for c in engine.calls] == ["big-model", "m", "r"]
 
 

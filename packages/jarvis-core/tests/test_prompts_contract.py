@@ -151,7 +151,7 @@ def test_text_mode_round_trip_with_the_shared_json_format(registry):
     engine = FakeEngine([reply], allowed_options=ENGINE_OPTIONS)
     with Jarvis(engine=engine, model="echo-1b") as j:
         out = j.ask_full("what is 2*3", prompt_provider="minimalprovider", tools=[CALC],
-                         node_context={"room": "office"}, timezone="Europe/Oslo")
+                         node_context={"room": "office"}, timezone="Europe/Oslo").to_dict()
     call = engine.calls[0]
     assert [m.role for m in call.messages] == [Role.SYSTEM, Role.USER]
     assert call.messages[0].content == "room=office tz=Europe/Oslo tools=calculator"
@@ -166,7 +166,7 @@ def test_text_mode_suffix_and_parse_response(registry):
     engine = FakeEngine(['CALL calculator {"expression": "1+1"}'], allowed_options=ENGINE_OPTIONS)
     with Jarvis(engine=engine, model="m") as j:
         out = j.ask_full([{"role": "user", "content": "one"}, {"role": "assistant", "content": "ok"},
-                          {"role": "user", "content": "two"}], prompt_provider="TextTag", tools=[CALC])
+                          {"role": "user", "content": "two"}], prompt_provider="TextTag", tools=[CALC]).to_dict()
     sent = engine.calls[0]
     assert [m.content for m in sent.messages if m.role is Role.USER] == ["one /quiet", "two /quiet"]
     assert sent.options == {"response_format": {"type": "text"}}
@@ -238,7 +238,7 @@ def test_an_agent_driven_by_a_text_mode_provider(agent_registry):
     engine = FakeEngine(['CALL calculator {"expression": "6*7"}', "It is 42."], allowed_options=ENGINE_OPTIONS)
     with Jarvis(engine=engine, model="m") as j:
         out = j.ask_full("what is 6*7?", prompt_provider="texttag", agent="driven", tools=["calculator"],
-                         node_context={"room": "lab"})
+                         node_context={"room": "lab"}).to_dict()
     assert out["content"] == "It is 42." and out["agent"] == "driven" and out["prompt_provider"] == "TextTag"
     assert [r["content"] for r in out["tool_results"]] == ["42"]
     first, second = engine.calls

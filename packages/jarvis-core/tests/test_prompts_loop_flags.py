@@ -112,7 +112,7 @@ def test_ask_answers_get_tools_then_returns_the_real_call():
     engine = FakeEngine([call("get_tools", names=["calculator"]), call("calculator", expression="6*7")],
                         allowed_options=OPTIONS)
     with Jarvis(engine=engine, model="m") as j:
-        out = j.ask_full("6*7?", prompt_provider="Lazy", tools=[CALC, CLOCK])
+        out = j.ask_full("6*7?", prompt_provider="Lazy", tools=[CALC, CLOCK]).to_dict()
     assert [(c["name"], json.loads(c["arguments"])) for c in out["tool_calls"]] == [("calculator", {"expression": "6*7"})]
     assert out["model_calls"] == 2 and out["tools_loaded"] == ["calculator"]
     first, second = engine.calls
@@ -126,7 +126,7 @@ def test_ask_answers_get_tools_then_returns_the_real_call():
 def test_a_model_stuck_on_get_tools_ends_with_an_error_not_a_get_tools_call():
     engine = FakeEngine([call("get_tools")] * (MAX_TOOL_FETCHES + 1), allowed_options=OPTIONS)
     with Jarvis(engine=engine, model="m") as j:
-        out = j.ask_full("q", prompt_provider="Lazy", tools=[CALC])
+        out = j.ask_full("q", prompt_provider="Lazy", tools=[CALC]).to_dict()
     assert out["model_calls"] == MAX_TOOL_FETCHES + 1 and "tool_calls" not in out
     assert out["finish_reason"] == "stop" and "kept asking for tool definitions" in out["jarvis_json"]["error"]
 
@@ -135,7 +135,7 @@ def test_a_real_tool_named_get_tools_is_not_intercepted():
     own = ToolSpec("get_tools", "my own", {"type": "object", "properties": {}})
     engine = FakeEngine([call("get_tools")], allowed_options=OPTIONS)
     with Jarvis(engine=engine, model="m") as j:
-        out = j.ask_full("q", prompt_provider="Lazy", tools=[own])
+        out = j.ask_full("q", prompt_provider="Lazy", tools=[own]).to_dict()
     assert out["model_calls"] == 1 and out["tool_calls"][0]["name"] == "get_tools"
 
 
@@ -144,7 +144,7 @@ def test_native_lazy_offers_get_tools_then_the_fetched_tools():
     use = Completion(content="", tool_calls=[ToolCall("c2", "clock", "{}")])
     engine = FakeEngine([fetch, use], allowed_options=OPTIONS)
     with Jarvis(engine=engine, model="m") as j:
-        out = j.ask_full("time?", prompt_provider="NativeLazy", tools=[CALC, CLOCK])
+        out = j.ask_full("time?", prompt_provider="NativeLazy", tools=[CALC, CLOCK]).to_dict()
     first, second = engine.calls
     assert [t["function"]["name"] for t in first.tools] == ["get_tools"]
     assert first.tools[0] == dict(GET_TOOLS)
@@ -201,7 +201,7 @@ def test_agent_with_get_tools_beside_a_real_call_keeps_call_order():
 def test_ask_retries_once_with_the_corrective_turn_when_the_model_answers_without_a_tool():
     engine = FakeEngine(["It is probably 42.", call("calculator", expression="6*7")], allowed_options=OPTIONS)
     with Jarvis(engine=engine, model="m") as j:
-        out = j.ask_full("6*7?", prompt_provider="Forced", tools=[CALC])
+        out = j.ask_full("6*7?", prompt_provider="Forced", tools=[CALC]).to_dict()
     assert out["model_calls"] == 2 and out["tool_calls"][0]["name"] == "calculator"
     retry = engine.calls[1].messages
     assert retry[-2].role is Role.ASSISTANT and retry[-2].content == "It is probably 42."
@@ -211,12 +211,12 @@ def test_ask_retries_once_with_the_corrective_turn_when_the_model_answers_withou
 def test_ask_retries_only_once_and_not_without_tools_or_when_not_forced():
     engine = FakeEngine(["hello", "hello again"], allowed_options=OPTIONS)
     with Jarvis(engine=engine, model="m") as j:
-        out = j.ask_full("hi", prompt_provider="Forced", tools=[CALC])
+        out = j.ask_full("hi", prompt_provider="Forced", tools=[CALC]).to_dict()
         assert out["model_calls"] == 2 and out["content"] == "hello again"
         engine.push("hi there")
-        assert j.ask_full("hi", prompt_provider="Forced")["model_calls"] == 1  # no tools: nothing to force
+        assert j.ask_full("hi", prompt_provider="Forced").to_dict()["model_calls"] == 1  # no tools: nothing to force
         engine.push("hi there")
-        assert j.ask_full("hi", prompt_provider="Tagged", tools=[CALC])["model_calls"] == 1
+        assert j.ask_full("hi", prompt_provider="Tagged", tools=[CALC]).to_dict()["model_calls"] == 1
 
 
 def test_agent_retries_the_first_reply_but_not_the_answer_after_a_tool():

@@ -3,11 +3,13 @@ agents and tools from the registry, events, and who closes what."""
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from jarvis_core.agents import BaseAgent, TextDelta
+from jarvis_core.answer import Answer
 from jarvis_core.config import EngineSettings, JarvisConfig
-from jarvis_core.errors import JarvisError, ModelNotFoundError, UnknownNameError, UsageError
+from jarvis_core.errors import JarvisDeprecationWarning, JarvisError, ModelNotFoundError, UnknownNameError, UsageError
 from jarvis_core.events import EventType
 from jarvis_core.sdk import DEFAULT_SYSTEM_PROMPT, Jarvis
 from jarvis_core.testing import FakeEngine, installed_registry
@@ -95,15 +97,33 @@ def test_system_prompt_none_and_conversation_with_its_own_system():
     assert [(m.role, m.content) for m in engine.calls[1].messages] == [(Role.SYSTEM, "mine"), (Role.USER, "q2")]
 
 
-def test_ask_full_is_the_completion_dict_plus_engine():
+def test_ask_full_is_a_typed_answer_whose_dict_is_the_completion_dict_plus_engine():
     engine = FakeEngine([[StreamChunk(content="hi"), StreamChunk(finish_reason="length", usage=Usage(5, 1))]])
     out = Jarvis(engine=engine, model="m").ask_full("x", temperature=0, max_tokens=1, top_p=0.5)
-    assert out == {
+    assert isinstance(out, Answer)
+    assert (out.content, out.model, out.engine, out.finish_reason, out.usage) == ("hi", "m", "fake", "length", Usage(5, 1))
+    assert (out.agent, out.turns, out.stop_reason, out.tool_calls, out.tool_results) == (None, None, None, (), ())
+    assert out.to_dict() == {
         "content": "hi", "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6},
         "model": "m", "finish_reason": "length", "engine": "fake",
     }
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        out.content = "changed"  # type: ignore[misc]
     call = engine.calls[0]
     assert (call.temperature, call.max_tokens, call.options) == (0, 1, {"top_p": 0.5})
+
+
+def test_reading_the_answer_as_a_dict_still_works_and_warns_naming_the_caller():
+    out = Jarvis(engine=FakeEngine(["hi"]), model="m").ask_full("x")
+    with pytest.warns(JarvisDeprecationWarning, match=r"as a dict \(answer\['content'\]\) is deprecated.*use the Answer's "
+                      r"attributes.*used by .*test_sdk_jarvis"):
+        assert out["content"] == "hi"
+    with pytest.warns(JarvisDeprecationWarning, match=r"answer\.get\("):
+        assert out.get("engine") == "fake" and out.get("nope", 1) == 1
+    with pytest.warns(JarvisDeprecationWarning):
+        assert "finish_reason" in out and "agent" not in out
+    with pytest.warns(JarvisDeprecationWarning):
+        assert dict(out) == out.to_dict()  # type: ignore[call-overload]
 
 
 def test_model_argument_beats_listing_and_empty_listing_is_a_clear_error():
@@ -154,10 +174,13 @@ def test_agent_from_registry_with_tools():
     plugin = simple_plugin("agents", agents={"words": WordAgent}, tools={"clock": NamedTool})
     with installed_registry(plugin):
         out = Jarvis(engine=engine, model="m", agent="words", tools=["clock"]).ask_full("q")
-    assert out["content"] == "[clock] reply"
-    assert out["agent"] == "words" and out["turns"] == 1 and out["engine"] == "fake"
-    assert out["usage"]["total_tokens"] == 7
-    assert out["tool_results"][0]["name"] == "t"
+    assert out.content == "[clock] reply"
+    assert (out.agent, out.turns, out.engine, out.model, out.stop_reason) == ("words", 1, "fake", "m", "final")
+    assert out.usage.total_tokens == 7
+    assert [r.name for r in out.tool_results] == ["t"]
+    assert set(out.to_dict()) == {"content", "turns", "tool_results", "usage", "stop_reason", "model", "engine",
+                                  "agent"}
+    assert out.to_dict()["tool_results"][0]["name"] == "t"
 
 
 async def test_agent_answer_streams_as_one_piece():

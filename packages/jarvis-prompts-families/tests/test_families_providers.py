@@ -128,7 +128,7 @@ def test_text_mode_round_trip_per_family(name, raw, model):
     engine = FakeEngine([raw], allowed_options=ENGINE_OPTIONS)
     with Jarvis(engine=engine, model=model) as j:
         out = j.ask_full("weather in rome?", prompt_provider="auto", tools=[WEATHER, TIMER], node_context=CONTEXT,
-                         timezone="Europe/Rome", available_commands=COMMANDS)
+                         timezone="Europe/Rome", available_commands=COMMANDS).to_dict()
     (call,) = engine.calls
     assert out["prompt_provider"] == name
     assert [m.role for m in call.messages] == [Role.SYSTEM, Role.USER]
@@ -142,7 +142,7 @@ def test_forced_mixtral_is_asked_again_once_when_it_answers_in_words():
     engine = FakeEngine(["It is sunny in Rome.", '<tool_call>{"name": "get_weather", "arguments": {"city": "Rome"}}'
                                                  '</tool_call>'], allowed_options=ENGINE_OPTIONS)
     with Jarvis(engine=engine, model="m") as j:
-        out = j.ask_full("weather in rome?", prompt_provider="MixtralLargeUntrained", tools=[WEATHER])
+        out = j.ask_full("weather in rome?", prompt_provider="MixtralLargeUntrained", tools=[WEATHER]).to_dict()
     assert len(engine.calls) == 2 and out["tool_calls"][0]["name"] == "get_weather"
 
 

@@ -149,7 +149,7 @@ def test_text_mode_round_trip():
     engine = FakeEngine([reply], allowed_options=ENGINE_OPTIONS)
     with Jarvis(engine=engine, model="qwen2.5-7b-instruct") as j:
         out = j.ask_full("weather in rome?", prompt_provider="qwen25mediumuntrained", tools=[WEATHER, TIMER],
-                         node_context=CONTEXT, timezone="Europe/Rome", available_commands=COMMANDS)
+                         node_context=CONTEXT, timezone="Europe/Rome", available_commands=COMMANDS).to_dict()
     (call,) = engine.calls
     assert [m.role for m in call.messages] == [Role.SYSTEM, Role.USER]
     assert call.messages[0].content == _prompt("Qwen25MediumUntrained")
@@ -172,7 +172,7 @@ def test_text_mode_cut_off_thinking_is_not_spoken():
     engine = FakeEngine([Completion(content="<think>Let me consider", finish_reason="length")],
                         allowed_options=ENGINE_OPTIONS)
     with Jarvis(engine=engine, model="m") as j:
-        out = j.ask_full("hi", prompt_provider="Qwen3_8B_Compressed")
+        out = j.ask_full("hi", prompt_provider="Qwen3_8B_Compressed").to_dict()
     assert out["content"] == "" and out["finish_reason"] == "length" and "tool_calls" not in out
 
 
@@ -181,7 +181,7 @@ def test_native_mode_round_trip():
     engine = FakeEngine([structured], allowed_options=ENGINE_OPTIONS)
     provider = get_provider("Qwen3_5_9B_Compressed")
     with Jarvis(engine=engine, model="qwen3.5-9b") as j:
-        out = j.ask_full("weather in oslo", prompt_provider="auto", tools=[WEATHER], node_context=CONTEXT)
+        out = j.ask_full("weather in oslo", prompt_provider="auto", tools=[WEATHER], node_context=CONTEXT).to_dict()
     (call,) = engine.calls
     assert call.messages[0].content == provider.build_system_prompt(CONTEXT, None, [WEATHER], None)
     assert call.messages[1].content == "weather in oslo /no_think"
@@ -224,7 +224,7 @@ def test_lazy_qwen_fetches_definitions_then_calls_the_real_tool():
     engine = FakeEngine([_qwen_call("get_tools", names=["get_weather"]), _qwen_call("get_weather", city="Rome")],
                         allowed_options=ENGINE_OPTIONS)
     with Jarvis(engine=engine, model="qwen2.5-14b-instruct") as j:
-        out = j.ask_full("weather in rome?", prompt_provider="Qwen25_14B_Untrained", tools=[WEATHER, TIMER])
+        out = j.ask_full("weather in rome?", prompt_provider="Qwen25_14B_Untrained", tools=[WEATHER, TIMER]).to_dict()
     assert [(c["name"], json.loads(c["arguments"])) for c in out["tool_calls"]] == [("get_weather", {"city": "Rome"})]
     assert out["tools_loaded"] == ["get_weather"] and out["model_calls"] == 2
     assert [json.loads(line)["function"]["name"] for line in _tools_block(engine.calls[0].messages[0].content)] == \
@@ -239,7 +239,7 @@ def test_lazy_qwen_fetches_definitions_then_calls_the_real_tool():
 def test_forced_qwen_is_asked_again_once_when_it_answers_in_words():
     engine = FakeEngine(["It is sunny in Rome.", _qwen_call("get_weather", city="Rome")], allowed_options=ENGINE_OPTIONS)
     with Jarvis(engine=engine, model="qwen2.5-7b-instruct") as j:
-        out = j.ask_full("weather in rome?", prompt_provider="Qwen25Compressed", tools=[WEATHER])
+        out = j.ask_full("weather in rome?", prompt_provider="Qwen25Compressed", tools=[WEATHER]).to_dict()
     assert out["tool_calls"][0]["name"] == "get_weather" and out["model_calls"] == 2
     assert engine.calls[1].messages[-1].content == TOOL_CALL_REQUIRED
 

@@ -54,6 +54,7 @@ _LAZY = {
     # SDK
     "Jarvis": "jarvis_core.sdk",
     "Connection": "jarvis_core.sdk",
+    "Answer": "jarvis_core.answer",
 }
 
 __all__ = [
@@ -89,12 +90,14 @@ __all__ = [
     "InstrumentedEngine",
     "Jarvis",
     "Connection",
+    "Answer",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
 
 
 if TYPE_CHECKING:  # pragma: no cover
+    from jarvis_core.answer import Answer
     from jarvis_core.config import JarvisConfig, load_config
     from jarvis_core.discovery import discover_engines, discover_models, get_engine
     from jarvis_core.engine.base import InferenceEngine

@@ -39,7 +39,6 @@ from typing import (
     Any,
     AsyncGenerator,
     Callable,
-    Dict,
     Iterator,
     List,
     Mapping,
@@ -52,8 +51,8 @@ from typing import (
 
 import attrs
 
+from jarvis_core.answer import Answer
 from jarvis_core.sdk_agents import (
-    agent_answer,
     agent_failure,
     agent_for_request,
     ask_with_provider,
@@ -299,7 +298,7 @@ class Jarvis:
     # -- asking -----------------------------------------------------------------------------------
     def ask(self, prompt: Prompt, **kwargs: Any) -> str:
         """Ask and return the answer text. Keyword arguments as for :meth:`ask_full`."""
-        return str(self.ask_full(prompt, **kwargs)["content"])
+        return self.ask_full(prompt, **kwargs).content
 
     def ask_full(
         self,
@@ -316,14 +315,13 @@ class Jarvis:
         timezone: Optional[str] = None,
         available_commands: Optional[Sequence[Mapping[str, Any]]] = None,
         **options: Any,
-    ) -> Dict[str, Any]:
-        """Ask and return the whole answer as a dict.
+    ) -> Answer:
+        """Ask and return the whole :class:`~jarvis_core.answer.Answer` (``answer.to_dict()`` for JSON).
 
-        Straight to the engine: :meth:`Completion.to_dict` (``content``, ``usage``, ``model``,
-        ``finish_reason``, ``tool_calls`` when any, ``reasoning`` when any) plus ``engine``. Through an agent:
-        ``content``, ``turns``, ``tool_results``, ``usage`` (every model call of the run), ``stop_reason``
-        (``final``, ``max_turns``, ``loop_guard``, ``error``, ``cancelled``), plus ``model``, ``engine`` and
-        ``agent``. ``max_tokens`` ``None`` means 1024 for a direct request and the agent's own setting
+        Straight to the engine: ``content``, ``usage``, ``model``, ``finish_reason``, ``tool_calls``,
+        ``reasoning`` and ``engine``. Through an agent: ``content``, ``turns``, ``tool_results``, ``usage``
+        (every model call of the run), ``stop_reason`` (``final``, ``max_turns``, ``loop_guard``, ``error``,
+        ``cancelled``), ``model``, ``engine`` and ``agent``. ``max_tokens`` ``None`` means 1024 for a direct request and the agent's own setting
         for an agent. Other keyword ``options`` go to the engine or, through an agent, to the agent (its own
         options such as ``mode``, or engine options it sends with every model call); one that neither takes
         is an :class:`~jarvis_core.errors.InvalidOptionError` naming it, never dropped.
@@ -331,9 +329,9 @@ class Jarvis:
         With ``prompt_provider`` (a registered name, any case, or ``"auto"`` to pick by model id) the provider
         builds the system prompt from ``node_context``, ``timezone``, ``tools`` and ``available_commands`` and
         reads the reply (see :class:`~jarvis_core.prompts.PromptSession`); the tools are not run, their calls
-        come back in ``tool_calls``. The dict adds ``prompt_provider`` and ``jarvis_json`` (the parsed reply).
-        With ``agent`` as well, the agent must accept a prompt session (``accepts_prompt_session``) and runs the
-        tools; the result is the agent's dict plus ``prompt_provider``. ``[agent] default`` is not used here.
+        come back in ``jarvis_json`` (the parsed reply), beside ``prompt_provider``, ``model_calls`` and
+        ``tools_loaded``. With ``agent`` as well, the agent must accept a prompt session
+        (``accepts_prompt_session``) and runs the tools; the answer is the agent's, with ``prompt_provider``. ``[agent] default`` is not used here.
         """
         from jarvis_core.types import AgentContext
 
@@ -351,12 +349,12 @@ class Jarvis:
                 self.messages(prompt, system=system), model=use_model, temperature=temperature,
                 max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens, **options,
             )
-            return {**completion.to_dict(), "engine": engine_key}
+            return Answer.from_completion(completion, engine=engine_key)
         text, history = split_prompt(prompt)
         result = run_agent(str(agent_key), runner, text, AgentContext(messages=tuple(history)))
         used_engine = self._use(model)[1] if getattr(runner, "uses_engine", True) else None
-        return agent_answer(result, model=getattr(runner, "model", None) or self._use(model)[2], engine=used_engine,
-                            agent=agent_key)
+        return Answer.from_agent_result(result, model=getattr(runner, "model", None) or self._use(model)[2],
+                                        engine=used_engine, agent=str(agent_key))
 
     async def ask_stream(
         self,
@@ -386,8 +384,8 @@ class Jarvis:
                 self.ask_full, prompt, model=model, system=system, temperature=temperature, max_tokens=max_tokens,
                 agent=agent, tools=tools, prompt_provider=prompt_provider, **options,
             )
-            if full["content"]:
-                yield full["content"]
+            if full.content:
+                yield full.content
             return
         # Connecting may probe servers, list models or start one: keep that off the event loop (an agent
         # with a model of its own connects nowhere).

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+import attrs
+
+from jarvis_core.answer import Answer
+
 if TYPE_CHECKING:
     from jarvis_core.sdk import Jarvis, Prompt
     from jarvis_core.types import Message
 
-__all__ = ["agent_answer", "agent_failure", "agent_for_request", "run_agent", "ask_with_provider", "build_agent", "own_model_agent",
+__all__ = ["agent_failure", "agent_for_request", "run_agent", "ask_with_provider", "build_agent", "own_model_agent",
            "provider_agent", "requested_agent", "role_of", "split_prompt"]
 
 
@@ -106,7 +110,7 @@ def agent_for_request(
 def ask_with_provider(j: Jarvis, prompt: Prompt, name: str, *, model: Optional[str], system: Optional[str],
                        agent: Optional[str], tools: Optional[Sequence[Any]], node_context: Any, timezone: Any,
                        available_commands: Any, temperature: Optional[float], max_tokens: Optional[int],
-                       options: Dict[str, Any]) -> Dict[str, Any]:
+                       options: Dict[str, Any]) -> Answer:
     """One request shaped and read by a prompt provider (see :meth:`ask_full`)."""
     from jarvis_core.errors import UsageError
     from jarvis_core.plugins.registry import get_registry
@@ -138,19 +142,17 @@ def ask_with_provider(j: Jarvis, prompt: Prompt, name: str, *, model: Optional[s
         return provider_agent(j, agent_key, session, prompt, specs, use_model, temperature, max_tokens)
     from jarvis_core.prompts.direct import ask_direct
     from jarvis_core.sdk import DEFAULT_MAX_TOKENS
-    from jarvis_core.types import to_dict
 
     answer = ask_direct(session, engine, prompt, model=use_model, temperature=temperature,
                         max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens, **options)
-    out = {**answer.read.completion.to_dict(), "usage": to_dict(answer.usage), "engine": engine_key,
-           "prompt_provider": provider.name, "jarvis_json": answer.read.reply.to_dict(),
-           "model_calls": answer.model_calls}
-    if answer.tools_loaded:
-        out["tools_loaded"] = list(answer.tools_loaded)
-    return out
+    return attrs.evolve(
+        Answer.from_completion(answer.read.completion, engine=engine_key), usage=answer.usage,
+        prompt_provider=provider.name, jarvis_json=answer.read.reply, model_calls=answer.model_calls,
+        tools_loaded=answer.tools_loaded)
+
 
 def provider_agent(j: Jarvis, key: str, session: Any, prompt: Prompt, tools: List[Any], model: str,
-                    temperature: Optional[float], max_tokens: Optional[int]) -> Dict[str, Any]:
+                    temperature: Optional[float], max_tokens: Optional[int]) -> Answer:
     """Run agent ``key`` with the provider's session; only agents that declare ``accepts_prompt_session``
     take one (the others build their own prompts, so combining them is an error, not a silent choice).
     The agent is built like any other (its ``[agents.<key>]`` options, the bus, the approver)."""
@@ -169,8 +171,8 @@ def provider_agent(j: Jarvis, key: str, session: Any, prompt: Prompt, tools: Lis
                           approver=j._approver, temperature=temperature, max_tokens=max_tokens)
     text, history = split_prompt(prompt)
     result = run_agent(key, runner, text, AgentContext(messages=tuple(history)))
-    return {**agent_answer(result, model=model, engine=j.engine_key, agent=key),
-            "prompt_provider": session.provider.name}
+    return Answer.from_agent_result(result, model=model, engine=j.engine_key, agent=key,
+                                    prompt_provider=session.provider.name)
 
 
 def agent_failure(key: str, exc: BaseException) -> BaseException:
@@ -235,20 +237,3 @@ def build_agent(key: str, engine: Any, engine_key: str, options: Dict[str, Any],
             raise
         raise InvalidOptionError(engine_key, sorted(options), message=(
             f"agent {key!r} does not take option(s) {', '.join(map(repr, sorted(options)))}: {exc}")) from None
-
-
-def agent_answer(result: Any, *, model: str, engine: Optional[str], agent: Optional[str]) -> Dict[str, Any]:
-    """``ask_full``'s dict for an :class:`~jarvis_core.types.AgentResult` (``engine`` is ``None`` for an
-    agent that runs a model of its own)."""
-    from jarvis_core.types import to_dict
-
-    return {
-        "content": result.content,
-        "turns": result.turns,
-        "tool_results": [to_dict(r) for r in result.tool_results],
-        "usage": to_dict(result.usage),
-        "stop_reason": result.stop_reason,
-        "model": model,
-        "engine": engine,
-        "agent": agent,
-    }

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any, Dict, List, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional
+
+if TYPE_CHECKING:
+    from jarvis_core.answer import Answer
 
 __all__ = ["AnswerLog", "add_log_arguments"]
 
@@ -96,7 +99,7 @@ class AnswerLog:
             self._reasoning.append(event.text)
 
     # -- writing ----------------------------------------------------------------------------------
-    def record(self, jarvis: Any, prompt: str, answer: str, result: Optional[Mapping[str, Any]] = None) -> None:
+    def record(self, jarvis: Any, prompt: str, answer: str, result: Optional[Answer] = None) -> None:
         """Log one answer (streamed, with what was gathered; or ``ask_full``'s ``result``). A failure is
         said once on stderr and turns logging off; it never raises."""
         if not self.enabled:
@@ -111,8 +114,9 @@ class AnswerLog:
             "reasoning": "".join(self._reasoning) or None,
         }
         if result is not None:
-            facts.update({k: result[k] for k in ("model", "engine", "agent", "usage", "reasoning", "tool_calls",
-                                                 "tool_results") if result.get(k) is not None})
+            data = result.to_dict()
+            facts.update({k: data[k] for k in ("model", "engine", "agent", "usage", "reasoning", "tool_calls",
+                                                 "tool_results") if data.get(k) is not None})
             facts["tool_calls"] = [_call_dict(c) for c in facts["tool_calls"]]
         try:
             secrets = jarvis.engine.secret_values() if conn is not None else ()

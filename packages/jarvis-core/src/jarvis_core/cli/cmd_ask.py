@@ -156,8 +156,8 @@ def run(args: argparse.Namespace) -> int:
         log.start()
         if args.json:
             result = jarvis.ask_full(question, **request_options(args))
-            log.record(jarvis, prompt, str(result.get("content") or ""), result)
-            sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+            log.record(jarvis, prompt, result.content, result)
+            sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
             return 0
         answer = stream_answer(jarvis, question, request_options(args), on_event=log.on_event)
         log.record(jarvis, prompt, answer)
@@ -288,20 +288,20 @@ def _ask_with_provider(jarvis: Any, prompt: Any, args: argparse.Namespace, provi
     log.start()
     result = jarvis.ask_full(prompt, **request_options(args), **provider_options, **extra)
     question = prompt if isinstance(prompt, str) else prompt[-1]["content"]
-    log.record(jarvis, question, str(result.get("content") or ""), result)
+    log.record(jarvis, question, result.content, result)
     if args.json:
-        sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
         return 0
-    reply = result.get("jarvis_json")
+    reply = result.jarvis_json
     if reply is None:  # an agent ran the tools: its answer is the content
-        sys.stdout.write(str(result["content"]).rstrip("\n") + "\n")
+        sys.stdout.write(result.content.rstrip("\n") + "\n")
         return 0
-    if reply["message"]:
-        sys.stdout.write(reply["message"].rstrip("\n") + "\n")
-    for call in reply["tool_calls"]:
-        sys.stdout.write(f"tool call: {call['name']} {json.dumps(call['arguments'], ensure_ascii=False)}\n")
-    if reply["error"]:
+    if reply.message:
+        sys.stdout.write(reply.message.rstrip("\n") + "\n")
+    for call in reply.tool_calls:
+        sys.stdout.write(f"tool call: {call.name} {json.dumps(dict(call.arguments), ensure_ascii=False)}\n")
+    if reply.error:
         from jarvis_core.cli import output
 
-        output.announce(f"the reply carried an error: {reply['error']}")
+        output.announce(f"the reply carried an error: {reply.error}")
     return 0
