@@ -120,6 +120,31 @@ PLUGINS = {
                 return HonestTool()
             """,
     }),
+    "badprompts": ([], {
+        "jarvis_plugin_badprompts/plugin.py": """\
+            from jarvis_core import hookimpl
+
+            @hookimpl
+            def jarvis_register_prompt_providers(register):
+                register("acme", "jarvis_plugin_badprompts.providers:AcmePromptProvider")
+                register("crashy", "jarvis_plugin_badprompts.providers:CrashyProvider")
+            """,
+        "jarvis_plugin_badprompts/providers.py": """\
+            from jarvis_core.prompts import PromptProvider
+
+            class AcmePromptProvider:  # not a PromptProvider
+                name = "acme"
+
+            class CrashyProvider(PromptProvider):
+                name = "crashy"
+
+                def __init__(self):
+                    raise RuntimeError("no acme templates")
+
+                def build_system_prompt(self, *args, **kwargs):
+                    return ""
+            """,
+    }),
 }
 
 
@@ -251,3 +276,28 @@ def test_jarvis_tools_reads_side_effects_and_confirm_from_the_tool_policy(contra
     table = _run(contract_venv, "tools", load="policytools").stdout.splitlines()
     assert [line.split()[:3] for line in table] == [
         ["KEY", "SIDE", "EFFECTS"], ["honest", "read", "no"], ["liar", "write", "yes"], ["oldstyle", "read", "yes"]]
+
+
+BADPROMPTS = f"(plugin 'badprompts', {_dist('badprompts')} {V})"
+PROMPTS_FIX = "report it to the plugin's authors, or disable it with JARVIS_DISABLE_PLUGINS=badprompts"
+ACME = (f"prompt provider 'acme' {BADPROMPTS} built 'AcmePromptProvider', which is not a "
+        f"jarvis_core.prompts.PromptProvider; {PROMPTS_FIX}")
+CRASHY = f"prompt provider 'crashy' {BADPROMPTS} failed to build: RuntimeError: no acme templates; {PROMPTS_FIX}"
+
+
+def test_broken_prompt_providers_are_named_and_listed_as_broken(contract_venv):
+    proc = _run(contract_venv, "prompts", "list", "--json", load="badprompts")
+    assert proc.returncode == 0, proc.stderr
+    assert _lines(proc, "warning") == [f"jarvis: warning: {ACME}", f"jarvis: warning: {CRASHY}"]
+    assert [(d["name"], d["broken"], d["error"]) for d in json.loads(proc.stdout)] == [
+        ("acme", True, ACME), ("crashy", True, CRASHY)]
+    table = _run(contract_venv, "prompts", "list", load="badprompts").stdout.splitlines()
+    assert table[:2] == ["no working prompt provider", "broken, not usable (2):"]
+    assert [line.split() for line in table[2:]] == [
+        ["NAME", "DISTRIBUTION", "VERSION"], ["acme", _dist("badprompts"), V], ["crashy", _dist("badprompts"), V]]
+
+
+def test_a_broken_prompt_provider_in_use_is_one_plugin_error(contract_venv):
+    proc = _run(contract_venv, "prompts", "show", "acme", load="badprompts")
+    assert proc.returncode == 1
+    assert _lines(proc, "error") == [f"jarvis: error: {ACME}"]

@@ -288,11 +288,13 @@ def test_cli_ask_context_without_provider_and_bad_context_file(registry, tmp_pat
 
 
 def test_cli_prompts_list_show_render(registry, tmp_path, capsys):
-    assert main(["prompts", "list", "--json"]) == 0  # NotAProvider is skipped with a warning, the others listed
+    assert main(["prompts", "list", "--json"]) == 0  # NotAProvider is listed as broken with a warning
     captured = capsys.readouterr()
-    assert "jarvis: warning: prompt provider 'NotAProvider' skipped" in captured.err
+    assert "jarvis: warning: prompt provider 'NotAProvider' (plugin 'test-prompts', test-prompts) built 'dict'" \
+        in captured.err
     listed = json.loads(captured.out)
-    assert [d["name"] for d in listed] == ["Broken", "MinimalProvider", "TextTag"]
+    assert [d["name"] for d in listed] == ["Broken", "MinimalProvider", "TextTag", "NotAProvider"]
+    assert listed[3]["broken"] is True
     assert listed[2]["capabilities"]["provider_name"] == "TextTag" and listed[2]["response_format"] == {"type": "text"}
     assert main(["prompts", "list"]) == 0
     table = capsys.readouterr().out.splitlines()

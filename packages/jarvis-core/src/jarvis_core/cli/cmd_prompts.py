@@ -18,7 +18,7 @@ import argparse
 import json
 import sys
 import warnings
-from typing import Any, Dict, Sequence
+from typing import Any, Dict, List, Sequence
 
 __all__ = ["add_parser", "run"]
 
@@ -78,23 +78,33 @@ def _list(args: argparse.Namespace) -> int:
     from jarvis_core.errors import JarvisError
     from jarvis_core.prompts import provider_registrations
 
-    docs = []
-    for reg in provider_registrations():
+    docs: List[Dict[str, Any]] = []
+    broken: List[Dict[str, Any]] = []
+    registrations = provider_registrations()
+    for reg in registrations:
         try:
             docs.append(_describe(reg))
-        except JarvisError as exc:  # one broken provider must not hide the others
-            warnings.warn(f"prompt provider {reg.key!r} skipped: {exc}", RuntimeWarning, stacklevel=1)
+        except Exception as exc:  # one broken provider must not hide the others; it is listed as broken
+            error = exc if isinstance(exc, JarvisError) else reg.error("failed to describe itself", exc)
+            warnings.warn(str(error), RuntimeWarning, stacklevel=1)
+            broken.append({"name": reg.key, "distribution": reg.distribution, "version": reg.version,
+                           "target": reg.target_name(), "broken": True, "error": str(error)})
     if args.json:
-        json.dump(docs, sys.stdout, indent=2, ensure_ascii=False)
+        json.dump(docs + broken, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
         return 0
-    if not docs:
+    if not registrations:
         print("no prompt providers installed (e.g. pip install jarvis-prompts-qwen)")
         return 0
     rows = [[d["name"], d["capabilities"].get("model_family", ""), d["capabilities"].get("size_tier", ""),
              d["capabilities"].get("training_tier", ""), d["mode"], d["user_message_suffix"] or "-",
              d["distribution"]] for d in docs]
-    print(_table(["NAME", "FAMILY", "SIZE", "TRAINING", "MODE", "SUFFIX", "DISTRIBUTION"], rows))
+    out = [_table(["NAME", "FAMILY", "SIZE", "TRAINING", "MODE", "SUFFIX", "DISTRIBUTION"], rows)] if rows else []
+    if broken:
+        out += ["" if rows else "no working prompt provider", f"broken, not usable ({len(broken)}):",
+                _table(["  NAME", "DISTRIBUTION", "VERSION"], [["  " + b["name"], b["distribution"], b["version"]]
+                                                               for b in broken])]
+    print("\n".join(out))
     return 0
 
 

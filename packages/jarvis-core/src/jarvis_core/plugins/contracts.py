@@ -70,6 +70,11 @@ def built_problem(kind: str, obj: Any) -> Optional[str]:
 
         problem = tool_problem(obj)
         return None if problem is None else f"built {type(obj).__name__!r}, which {problem}"
+    if kind == "prompt_provider":
+        from jarvis_core.prompts.provider import PromptProvider
+
+        if not isinstance(obj, PromptProvider):
+            return f"built {type(obj).__name__!r}, which is not a jarvis_core.prompts.PromptProvider"
     return None
 
 

@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import attrs
 
-from jarvis_core.errors import JarvisError, PluginError
+from jarvis_core.errors import JarvisError
 from jarvis_core.prompts.provider import PromptProvider
 
 __all__ = ["AUTO", "AutoChoice", "choose_provider", "get_provider", "provider_for_model", "provider_registrations"]
@@ -57,15 +57,8 @@ def get_provider(name: str, registry: Any = None) -> PromptProvider:
         hit = _instances.get(key)
     if hit is not None:
         return hit
-    target = reg.load()
-    try:
-        provider = target() if isinstance(target, type) or callable(target) else target
-    except Exception as exc:
-        raise PluginError(f"prompt provider {reg.key!r} from {reg.distribution} failed to start: "
-                          f"{type(exc).__name__}: {exc}") from exc
-    if not isinstance(provider, PromptProvider):
-        raise PluginError(f"prompt provider {reg.key!r} from {reg.distribution} is a {type(provider).__name__}, "
-                          "not a jarvis_core.prompts.PromptProvider")
+    # Built and checked like every other kind: a failure names the key, the plugin and its distribution.
+    provider = reg.instance()
     with _lock:
         _instances.setdefault(key, provider)
         return _instances[key]
