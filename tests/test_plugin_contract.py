@@ -145,6 +145,19 @@ PLUGINS = {
                     return ""
             """,
     }),
+    "badschema": ([], {
+        "jarvis_plugin_badschema/plugin.py": """\
+            from jarvis_core import hookimpl
+
+            @hookimpl
+            def jarvis_register_config_sections(register):
+                register("acmeconf", "jarvis_plugin_badschema.config:AcmeConf")
+            """,
+        "jarvis_plugin_badschema/config.py": """\
+            class AcmeConf:  # a plain class, not attrs
+                level = 1
+            """,
+    }),
 }
 
 
@@ -301,3 +314,26 @@ def test_a_broken_prompt_provider_in_use_is_one_plugin_error(contract_venv):
     proc = _run(contract_venv, "prompts", "show", "acme", load="badprompts")
     assert proc.returncode == 1
     assert _lines(proc, "error") == [f"jarvis: error: {ACME}"]
+
+
+SCHEMA = (f"jarvis: warning: the schema of [acmeconf]: config section 'acmeconf' (plugin 'badschema', "
+          f"{_dist('badschema')} {V}) is registered as 'jarvis_plugin_badschema.config:AcmeConf', the schema of "
+          "[acmeconf], but it is not an attrs class; report it to the plugin's authors, or disable it with "
+          "JARVIS_DISABLE_PLUGINS=badschema; [acmeconf] is used unchecked")
+
+
+def test_a_config_schema_that_is_not_attrs_is_isolated_like_any_broken_plugin(contract_venv, tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text("[acmeconf]\nlevel = 3\n", encoding="utf-8")
+    env = {"JARVIS_CONFIG": str(config)}
+    ask = _run(contract_venv, "ask", "--engine", "echo", "still", "works", load="badschema", env=env)
+    assert (ask.returncode, ask.stdout) == (0, "still works\n"), ask.stderr
+    assert _lines(ask, "warning") == [SCHEMA]
+    shown = _run(contract_venv, "config", "show", "--json", load="badschema", env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["acmeconf"] == {"level": 3}
+    strict = _run(contract_venv, "ask", "--engine", "echo", "hi", load="badschema",
+                  env={**env, "JARVIS_STRICT_PLUGINS": "1"})
+    assert strict.returncode == 1 and _lines(strict, "error") == [
+        "jarvis: error: " + SCHEMA.removeprefix("jarvis: warning: the schema of [acmeconf]: ").removesuffix(
+            "; [acmeconf] is used unchecked")]

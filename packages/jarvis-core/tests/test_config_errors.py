@@ -173,13 +173,17 @@ def test_file_that_is_not_utf8_is_a_config_error(tmp_path):
         load_config(path, environ={}, registry=_registry())
 
 
-def test_conflicting_duplicate_plugin_schema_that_is_not_attrs_is_a_plugin_error(tmp_path):
+def test_a_plugin_schema_that_is_not_attrs_is_isolated_or_in_strict_mode_a_plugin_error(tmp_path, monkeypatch):
     class NotAttrs:
         pass
 
     reg = registry_with(simple_plugin("bad", engines={"x": "a:B"}, config_sections={"engine.x": NotAttrs}))
     path = tmp_path / "config.toml"
     path.write_text("[engine.x]\nhost = 'h'\n", encoding="utf-8")
+    monkeypatch.delenv("JARVIS_STRICT_PLUGINS", raising=False)
+    with pytest.warns(UserWarning, match=r"not an attrs class.*\[engine\.x\] is used unchecked"):
+        load_config(path, environ={}, registry=reg)
+    monkeypatch.setenv("JARVIS_STRICT_PLUGINS", "1")
     with pytest.raises(PluginError, match="not an attrs class"):
         load_config(path, environ={}, registry=reg)
 

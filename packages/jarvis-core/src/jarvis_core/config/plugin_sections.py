@@ -33,11 +33,18 @@ def plugin_roots(reg: Registry) -> List[str]:
 
 
 def schema_of(registration: Registration, table: str) -> Type[ConfigSection] | Type[dict[str, Any]]:
-    """The attrs class a plugin registered for ``[table]`` (see :class:`~jarvis_core.config.section.ConfigSection`);
-    ``dict`` (kept unchecked, with a warning) when it does not import, unless ``JARVIS_STRICT_PLUGINS`` is set.
-    Not an attrs class: :class:`PluginError`."""
+    """The attrs class a plugin registered for ``[table]`` (see :class:`~jarvis_core.config.section.ConfigSection`).
+
+    A schema that does not import or is not an attrs class is a broken plugin like any other: ``dict`` (the
+    table kept as written, unchecked, with one warning naming the plugin), so every command keeps working;
+    with ``JARVIS_STRICT_PLUGINS`` set, the :class:`PluginError`."""
     try:
         schema = registration.load()
+        if not is_config_section_schema(schema):
+            raise registration.error(
+                f"is registered as {registration.target_name()!r}, the schema of [{table}], but it is not an attrs "
+                "class"
+            )
     except PluginError as exc:
         if env_flag("JARVIS_STRICT_PLUGINS"):
             raise
@@ -46,10 +53,6 @@ def schema_of(registration: Registration, table: str) -> Type[ConfigSection] | T
         # Like a broken plugin at load time: warn and keep going; the table is kept as written, unchecked.
         warnings.warn(f"the schema of [{table}]: {exc}; [{table}] is used unchecked", ConfigWarning, stacklevel=4)
         return dict
-    if not is_config_section_schema(schema):
-        raise registration.error(
-            f"is registered as {registration.target_name()!r}, the schema of [{table}], but it is not an attrs class"
-        )
     return schema
 
 
