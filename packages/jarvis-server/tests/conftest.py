@@ -8,6 +8,9 @@ import pytest
 
 from jarvis_server.app import create_app
 from jarvis_server.running import BackgroundServer
+from jarvis_server.settings import ServerSettings
+
+ANY = ServerSettings(agent_types=("*",), tools=("*",), agent_options=("*",))
 
 
 @pytest.fixture
@@ -51,8 +54,11 @@ def managed(tmp_path):
 
     def factory(engine: Any, *, model: str = "fake-model", db: Any = None, **kwargs: Any) -> Any:
         path = db if db is not None else tmp_path / f"agents-{len(made)}.db"
-        service = ManagedAgents(Store.open(path), engine, model=model, registry=registry)
-        server = BackgroundServer(create_app(engine, engine_key="fake", model=model, managed=service, **kwargs)).start()
+        # The test agents and tools are not on the [server] allow-lists' defaults: allow any (the lists are
+        # tested against a real `jarvis serve` in test_hostile_clients).
+        service = ManagedAgents(Store.open(path), engine, model=model, registry=registry, settings=ANY)
+        server = BackgroundServer(create_app(engine, engine_key="fake", model=model, managed=service,
+                                             **{"settings": ANY, **kwargs})).start()
         made.append((server, service))
         return server, service
 

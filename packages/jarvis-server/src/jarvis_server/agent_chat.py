@@ -54,6 +54,9 @@ async def agent_completion(state: ServerState, req: ChatRequest, key: str) -> Re
     try:
         if req.tools:
             raise RequestError("tools cannot be sent with an agent: the agent uses its own", param="tools")
+        if key != state.agent and not state.settings.allows("agent_types", key):
+            raise RequestError(f"agent {key!r} is not enabled on this server (its [server] agent_types lists the "
+                               "agents API clients may name)", status=403, param="agent", code="agent_not_allowed")
         last = req.messages[-1]
         if last.role is not Role.USER or not last.content:
             raise RequestError("with an agent, the last message must be the user's question",

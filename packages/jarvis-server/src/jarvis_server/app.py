@@ -17,6 +17,7 @@ from starlette.routing import BaseRoute, Route
 from jarvis_core.errors import ConfigError
 from jarvis_server import openai_routes
 from jarvis_server.security import SecurityLayer
+from jarvis_server.settings import ServerSettings
 from jarvis_server.state import ServerState
 
 if TYPE_CHECKING:
@@ -78,12 +79,14 @@ def create_app(
     managed: Optional[Any] = None,
     agent: Optional[str] = None,
     config: Optional[Any] = None,
+    settings: Optional[ServerSettings] = None,
 ) -> SecurityLayer:
     """The application: the OpenAI-compatible routes (and managed agents when ``managed`` is given) over
     ``engine``, behind the security layer. The caller owns ``engine`` (closes it). ``agent`` names a
-    registered agent that answers chat completions by default; ``config`` is the jarvis config agents read."""
+    registered agent that answers chat completions by default; ``config`` is the jarvis config agents read;
+    ``settings`` the ``[server]`` limits and allow-lists (its defaults when not given)."""
     state = ServerState(engine, engine_key=engine_key, model=model, default_max_tokens=default_max_tokens,
-                        threads=threads, managed=managed, agent=agent, config=config)
+                        threads=threads, managed=managed, agent=agent, config=config, settings=settings)
     holder: List[SecurityLayer] = []
 
     @contextlib.asynccontextmanager

@@ -67,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from jarvis_server.app import create_app, verify_front_door
     from jarvis_server.running import http_stack, uvicorn_config
     from jarvis_server.security import allowed_hosts_for, check_bind, check_token
+    from jarvis_server.settings import server_settings
 
     _check_port(args.port)
     token = check_token(args.token or os.environ.get(TOKEN_ENV))
@@ -76,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
         raise JarvisError("--allow-host '*' turns off the DNS-rebinding guard; it needs a token")
 
     config = load_config()
+    settings = server_settings(config)
     if args.agent:
         from jarvis_core.plugins.registry import get_registry
 
@@ -87,11 +89,12 @@ def run(args: argparse.Namespace) -> int:
         if not args.no_agents:
             from jarvis_server.managed.service import open_service
 
-            managed = open_service(choice.engine, model=model, path=args.db, config=config)
+            managed = open_service(choice.engine, model=model, path=args.db, config=config, settings=settings)
         app = create_app(choice.engine, engine_key=choice.key, model=model, token=token, allowed_hosts=hosts,
-                         default_max_tokens=args.max_tokens, managed=managed, agent=args.agent, config=config)
+                         default_max_tokens=args.max_tokens, managed=managed, agent=args.agent, config=config,
+                         settings=settings)
         asyncio.run(verify_front_door(app))
-        server = uvicorn.Server(uvicorn_config(app, args.host, args.port))
+        server = uvicorn.Server(uvicorn_config(app, args.host, args.port, settings=settings))
         auth = "bearer token required" if token else "no token, loopback only"
         stack = http_stack()
         if stack != "httptools + uvloop":

@@ -77,6 +77,8 @@ class EventStreamResponse(Response):
         try:
             last = b""  # a piece ending with [DONE], held until the body ends
             async for chunk in self.body_iterator:
+                if gone:  # the cancellation was lost on the way (asyncio.wait_for before Python 3.12 drops one
+                    raise asyncio.CancelledError  # that comes as the awaited result does): stop here instead
                 if last:
                     await write(last, True)
                     last = b""

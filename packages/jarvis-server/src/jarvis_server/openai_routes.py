@@ -14,6 +14,7 @@ import asyncio
 import json
 from typing import Any, AsyncIterator, Dict, Optional
 
+import anyio
 import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import Response
@@ -28,11 +29,11 @@ from jarvis_server.state import ServerState
 
 __all__ = ["chat_completions", "error_response", "health", "json_response", "list_models", "read_json"]
 
-#: Largest request body accepted (bytes).
-MAX_BODY = 8 * 1024 * 1024
-
 #: Bytes rendered past which they are written even while the engine still has more at hand.
 _WRITE_AT = 64 * 1024
+#: Bytes rendered and not yet written past which the engine is not read: a client that stops reading
+#: stops the engine read (uvicorn's ``send`` waits while the socket's buffer is full) instead of growing this.
+_HOLD_AT = 4 * _WRITE_AT
 
 SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
@@ -50,17 +51,36 @@ def error_response(exc: BaseException) -> Response:
 
 
 async def read_json(request: Request) -> Any:
-    """The request body as JSON; a 400 (or 413) :class:`RequestError` when it is not."""
+    """The request body as JSON; a 400 (or 413, or 408) :class:`RequestError` when it is not.
+
+    The body is counted while it is read, so a chunked body (no ``Content-Length``) larger than
+    ``max_body_bytes`` is refused at that size, not after it was held whole; the whole body must arrive
+    within ``body_timeout`` seconds."""
+    settings = _state(request).settings
+    limit = settings.max_body_bytes
     size = request.headers.get("content-length")
-    if size is not None and size.isdigit() and int(size) > MAX_BODY:
-        raise RequestError(f"request body larger than {MAX_BODY} bytes", status=413, code="body_too_large")
-    raw = await request.body()
-    if len(raw) > MAX_BODY:
-        raise RequestError(f"request body larger than {MAX_BODY} bytes", status=413, code="body_too_large")
+    if size is not None and size.isdigit() and int(size) > limit:
+        raise _too_large(limit)
+    raw = bytearray()
+    try:
+        with anyio.fail_after(settings.body_timeout):
+            async for piece in request.stream():
+                raw += piece
+                if len(raw) > limit:
+                    raise _too_large(limit)
+    except TimeoutError:
+        raise RequestError(f"the request body did not arrive within {settings.body_timeout:g} s", status=408,
+                           code="body_timeout") from None
     try:
         return json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise RequestError(f"the request body is not valid JSON ({exc})", param="body") from None
+    except RecursionError:
+        raise RequestError("the request body is nested too deeply", param="body") from None
+
+
+def _too_large(limit: int) -> RequestError:
+    return RequestError(f"request body larger than {limit} bytes", status=413, code="body_too_large")
 
 
 def _state(request: Request) -> ServerState:
@@ -131,6 +151,7 @@ async def _sse(first: Optional[StreamChunk], chunks: AsyncIterator[StreamChunk],
     # at once, its end included, goes out in one.
     buf = bytearray(writer.role())
     ready = asyncio.Event()
+    room = asyncio.Event()
     done = False
 
     async def produce() -> None:
@@ -148,6 +169,9 @@ async def _sse(first: Optional[StreamChunk], chunks: AsyncIterator[StreamChunk],
                 elif text:  # most chunks: one content delta
                     buf.extend(content(text))
                 wake()
+                if len(buf) >= _HOLD_AT:
+                    room.clear()
+                    await room.wait()
                 if used is not None:
                     usage = used
                 if reason:
@@ -176,6 +200,7 @@ async def _sse(first: Optional[StreamChunk], chunks: AsyncIterator[StreamChunk],
             if buf:
                 out = bytes(buf)
                 buf.clear()
+                room.set()
                 yield out
             if done and not buf:
                 break

@@ -11,6 +11,8 @@ from typing import Any, Optional
 import uvicorn
 
 from jarvis_core.errors import JarvisError
+from jarvis_server.connections import guarded_protocol
+from jarvis_server.settings import ServerSettings
 
 __all__ = ["BackgroundServer", "http_stack", "uvicorn_config"]
 
@@ -23,13 +25,18 @@ def http_stack() -> str:
     return f"{parser} + {loop}"
 
 
-def uvicorn_config(app: Any, host: str, port: int, *, log_level: str = "info") -> uvicorn.Config:
+def uvicorn_config(app: Any, host: str, port: int, *, log_level: str = "info",
+                   settings: Optional[ServerSettings] = None) -> uvicorn.Config:
     """The uvicorn settings jarvis uses: lifespan on (startup checks must run), no server header, no
     access log (requests would otherwise be logged with their paths, which may carry ids), and no
     ``X-Forwarded-*`` rewriting (the server never uses the client's address, and a header must not be able
-    to change it); the HTTP parser and loop are uvicorn's choice (:func:`http_stack`)."""
+    to change it); the HTTP parser and loop are uvicorn's choice (:func:`http_stack`), its protocol class
+    wrapped with the connection limits of ``settings`` (``[server]``, :mod:`jarvis_server.connections`)."""
+    settings = settings if settings is not None else ServerSettings()
     return uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on", server_header=False,
-                          access_log=False, proxy_headers=False, timeout_graceful_shutdown=5)
+                          access_log=False, proxy_headers=False, timeout_graceful_shutdown=5,
+                          timeout_keep_alive=max(1, round(settings.keep_alive_timeout)),
+                          http=guarded_protocol(settings))
 
 
 class BackgroundServer:
@@ -39,9 +46,10 @@ class BackgroundServer:
             client = openai.OpenAI(base_url=server.url + "/v1", api_key="-")
     """
 
-    def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0, *, log_level: str = "warning") -> None:
+    def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0, *, log_level: str = "warning",
+                 settings: Optional[ServerSettings] = None) -> None:
         self.host = host
-        self.server = uvicorn.Server(uvicorn_config(app, host, port, log_level=log_level))
+        self.server = uvicorn.Server(uvicorn_config(app, host, port, log_level=log_level, settings=settings))
         self._thread: Optional[threading.Thread] = None
         self.port = port
 

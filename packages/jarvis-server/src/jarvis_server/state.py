@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any, Optional
 import anyio
 import anyio.to_thread
 
+from jarvis_server.settings import ServerSettings
+
 if TYPE_CHECKING:
     from jarvis_core.engine.base import InferenceEngine
 
@@ -25,6 +27,7 @@ class ServerState:
     :param managed: the managed-agents service, when enabled.
     :param agent: the registered agent answering chat completions that name none (``None``: the engine).
     :param config: the jarvis config (agents read their ``[agents.<key>]`` tables from it).
+    :param settings: the ``[server]`` limits and allow-lists (default: its defaults).
     """
 
     def __init__(
@@ -38,6 +41,7 @@ class ServerState:
         managed: Optional[Any] = None,
         agent: Optional[str] = None,
         config: Optional[Any] = None,
+        settings: Optional[ServerSettings] = None,
     ) -> None:
         self.engine = engine
         self.engine_key = engine_key
@@ -48,6 +52,7 @@ class ServerState:
         self.managed = managed
         self.agent = agent
         self.config = config
+        self.settings = settings if settings is not None else ServerSettings()
 
     def bound_worker_threads(self) -> None:
         """Make ``threads`` the bound of the event loop's default worker threads (anyio's), and use that

@@ -107,8 +107,8 @@ class CodeActAgent(ReplAgent):
         key = f"agents.{self.agent_id}"
         if not isinstance(url_prefetch, bool):
             raise ConfigError(f"url_prefetch must be true or false, got {url_prefetch!r}", key=f"{key}.url_prefetch")
-        if isinstance(cell_timeout_s, bool) or not isinstance(cell_timeout_s, (int, float)) or cell_timeout_s <= 0:
-            raise ConfigError(f"cell_timeout_s must be a number of seconds above 0, got {cell_timeout_s!r}",
+        if isinstance(cell_timeout_s, bool) or not isinstance(cell_timeout_s, (int, float)) or not 0 < cell_timeout_s <= 86400:
+            raise ConfigError(f"cell_timeout_s must be a number of seconds above 0, at most a day, got {cell_timeout_s!r}",
                               key=f"{key}.cell_timeout_s")
         if isinstance(max_output_chars, bool) or not isinstance(max_output_chars, int) or max_output_chars < 100:
             raise ConfigError(f"max_output_chars must be a whole number of at least 100, got {max_output_chars!r}",

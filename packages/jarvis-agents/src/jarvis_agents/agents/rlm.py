@@ -126,6 +126,9 @@ class RLMAgent(ReplAgent):
         self.sub_max_tokens = _positive(sub_max_tokens, "sub_max_tokens", whole=True)
         self.max_output_chars = _positive(max_output_chars, "max_output_chars", whole=True, minimum=100)
         self.cell_timeout_s = float(_positive(cell_timeout_s, "cell_timeout_s", whole=False, minimum=0.1))
+        if self.cell_timeout_s > 86400:
+            raise ConfigError(f"cell_timeout_s must be at most a day (86400 s), got {cell_timeout_s!r}",
+                              key="agents.rlm.cell_timeout_s")
         self.max_concurrent_sub_calls = _positive(max_concurrent_sub_calls, "max_concurrent_sub_calls", whole=True)
         self.max_sub_calls_per_cell = _positive(max_sub_calls_per_cell, "max_sub_calls_per_cell", whole=True)
         self.max_sub_calls_per_run = _positive(max_sub_calls_per_run, "max_sub_calls_per_run", whole=True)

@@ -203,7 +203,7 @@ class SQLiteSessionStore:
             return []
         rows = self.store.read(
             "tail", "SELECT message_json FROM (SELECT seq, message_json FROM session_messages WHERE session_id = ? "
-            "ORDER BY seq DESC LIMIT ?) ORDER BY seq", (session_id, int(limit)))
+            "ORDER BY seq DESC LIMIT ?) ORDER BY seq", (session_id, min(int(limit), 2**63 - 1)))  # past SQLite's integers: all
         return [decode_message(text, path=str(self.store.path)) for (text,) in rows]
 
     def count(self, session_id: str) -> int:

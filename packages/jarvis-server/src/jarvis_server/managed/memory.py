@@ -117,7 +117,7 @@ class ServerSessionStore(_Adapter):
             return []
         rows = self._run("tail", self.store.rows,
                          "SELECT message_json FROM (SELECT seq, message_json FROM messages WHERE agent_id = ? AND "
-                         "source = 'session' ORDER BY seq DESC LIMIT ?) ORDER BY seq", (agent_id, int(limit)))
+                         "source = 'session' ORDER BY seq DESC LIMIT ?) ORDER BY seq", (agent_id, min(int(limit), 2**63 - 1)))  # past SQLite's integers: all
         return [decode_message(text, path=str(self.store.path)) for (text,) in rows]
 
     def count(self, session_id: str) -> int:

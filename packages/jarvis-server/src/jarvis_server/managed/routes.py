@@ -10,6 +10,8 @@
 ``POST   /v1/managed-agents/{id}/run``     202 ``{"run_id"}`` answering the pending messages, or 409 when
                                            already running (decided atomically) or nothing is pending
 ``GET    /v1/managed-agents/{id}/runs/{r}`` the run
+``POST   /v1/managed-agents/{id}/runs/{r}/cancel`` cancels a running run (streamed or not) → the run, now
+                                           ``cancelled``; 409 when it is not running
 ``GET    /v1/managed-agents/{id}/messages`` ``?after=SEQ&limit=N`` → ``{"messages": [...]}`` in ``seq`` order
 ``POST   /v1/managed-agents/{id}/messages`` ``{content, stream}``: ``stream: false`` → 202 the queued message
                                            (the next run delivers it); ``stream: true`` → SSE (see runner)
@@ -18,6 +20,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping
 
 from starlette.requests import Request
@@ -36,6 +39,10 @@ if TYPE_CHECKING:
 __all__ = ["managed_routes"]
 
 PREFIX = "/v1/managed-agents"
+#: The largest message sequence number (SQLite's largest integer).
+MAX_SEQ = 2**63 - 1
+#: Seconds ``POST …/cancel`` waits for the run to record itself as cancelled before answering.
+CANCEL_WAIT = 5.0
 
 
 def _object(body: Any) -> Mapping[str, Any]:
@@ -81,7 +88,11 @@ def managed_routes(service: ManagedAgents) -> List[BaseRoute]:
         _only(body, ("name", "agent_type", "config"))
         name = _string(body, "name", required=True)
         agent_type = _string(body, "agent_type", required=True)
-        config = body.get("config") or {}
+        config = body.get("config")
+        if config is None:
+            config = {}
+        if not isinstance(config, Mapping):
+            raise RequestError("config must be a JSON object", param="config")
         await service.check(agent_type, config)
         row = await store.call(store.create_agent, name, agent_type, dict(config))
         return json_response(agent_json(row), 201)
@@ -152,6 +163,20 @@ def managed_routes(service: ManagedAgents) -> List[BaseRoute]:
             raise RequestError(f"no run {run_id!r} of managed agent {agent_id!r}", status=404, code="run_not_found")
         return json_response(run_json(row))
 
+    async def cancel_run(request: Request) -> Response:
+        agent_id, run_id = request.path_params["agent_id"], request.path_params["run_id"]
+        row = await store.call(store.get_run, agent_id, run_id)
+        if row is None:
+            raise RequestError(f"no run {run_id!r} of managed agent {agent_id!r}", status=404, code="run_not_found")
+        running = service.runs.get(run_id)
+        if running is None or running.task is None or running.task.done():
+            raise RequestError(f"run {run_id!r} is not running (it is {row['status']})", status=409,
+                               code="run_not_running")
+        running.cancel()
+        await asyncio.wait({running.task}, timeout=CANCEL_WAIT)  # it records itself as cancelled
+        after: Any = await store.call(store.get_run, agent_id, run_id)
+        return json_response(run_json(after or row))
+
     async def messages(request: Request) -> Response:
         agent_id = request.path_params["agent_id"]
         if await store.call(store.get_agent, agent_id) is None:
@@ -161,8 +186,10 @@ def managed_routes(service: ManagedAgents) -> List[BaseRoute]:
             limit = int(request.query_params.get("limit", "500"))
         except ValueError:
             raise RequestError("after and limit must be integers", param="after") from None
-        if after < 0 or not 1 <= limit <= 5000:
-            raise RequestError("after must be >= 0 and limit between 1 and 5000", param="limit")
+        if not 0 <= after <= MAX_SEQ:
+            raise RequestError(f"after must be between 0 and {MAX_SEQ}", param="after")
+        if not 1 <= limit <= 5000:
+            raise RequestError("limit must be between 1 and 5000", param="limit")
         rows = await store.call(store.messages, agent_id, after=after, limit=limit)
         return json_response({"messages": [message_json(r) for r in rows]})
 
@@ -201,6 +228,7 @@ def managed_routes(service: ManagedAgents) -> List[BaseRoute]:
         Route(PREFIX + "/{agent_id}", guarded(delete), methods=["DELETE"]),
         Route(PREFIX + "/{agent_id}/run", guarded(run), methods=["POST"]),
         Route(PREFIX + "/{agent_id}/runs/{run_id}", guarded(get_run), methods=["GET"]),
+        Route(PREFIX + "/{agent_id}/runs/{run_id}/cancel", guarded(cancel_run), methods=["POST"]),
         Route(PREFIX + "/{agent_id}/messages", guarded(messages), methods=["GET"]),
         Route(PREFIX + "/{agent_id}/messages", guarded(post_message), methods=["POST"]),
     ]

@@ -43,6 +43,9 @@ log = logging.getLogger("jarvis_server")
 END = object()
 #: Seconds without an event after which a comment line is sent (keeps proxies open, notices a gone client).
 KEEPALIVE = 1.0
+#: Events of a streamed run not yet written past which the run waits: a client that stops reading pauses
+#: the agent (and its engine read) instead of growing the queue.
+QUEUE_EVENTS = 256
 
 
 class _OffTheLoop:
@@ -96,15 +99,28 @@ class RunTask:
         self.delivered = list(delivered)
         self.release = release
         self.queue: Optional[asyncio.Queue[Any]] = asyncio.Queue() if stream else None
+        #: Room on the queue for events; the end of the run (its error, :data:`END`) never waits for room, so a
+        #: run whose reader went away still finishes.
+        self.room = asyncio.Semaphore(QUEUE_EVENTS)
         self.task: Optional[asyncio.Task[Any]] = None
 
     def start(self) -> RunTask:
         self.task = asyncio.get_running_loop().create_task(self._drive(), name=f"jarvis-run-{self.run_id}")
         return self
 
-    def _emit(self, item: Any) -> None:
+    async def _emit(self, item: Any) -> None:
+        if self.queue is not None:
+            await self.room.acquire()
+            self.queue.put_nowait(item)
+
+    def _end(self, item: Any) -> None:
         if self.queue is not None:
             self.queue.put_nowait(item)
+
+    def taken(self, item: Any) -> None:
+        """The reader took ``item`` off the queue: its room is free again."""
+        if item is not END and not isinstance(item, BaseException):
+            self.room.release()
 
     async def _drive(self) -> None:
         text: List[str] = []
@@ -129,12 +145,12 @@ class RunTask:
                 elif isinstance(event, RunFinished):
                     status, stop_reason, answer = "succeeded", event.result.stop_reason, event.result.content
                     usage = event.result.usage
-                self._emit(event)
+                await self._emit(event)
         except asyncio.CancelledError:
             status, error = "cancelled", "the client went away (or the server stopped) during the run"
         except Exception as exc:
             status, error = "failed", run_error(exc, f"run {self.run_id}", logged=self.queue is not None)
-            self._emit(exc)
+            self._end(exc)
         finally:
             if answer is None:
                 answer = "".join(text)
@@ -145,7 +161,7 @@ class RunTask:
                     error=error, usage=usage_object(usage) if usage is not None else None, release=self.release)
             except Exception as exc:
                 log_withheld(exc, f"recording the end of run {self.run_id}")
-            self._emit(END)
+            self._end(END)
 
     def cancel(self) -> None:
         """Cancel the run (it records itself as ``cancelled``)."""
@@ -171,6 +187,8 @@ async def events_as_sse(run: RunTask, model: str) -> AsyncIterator[bytes]:
             items = [item]
             while not run.queue.empty():  # coalesce what piled up into one write
                 items.append(run.queue.get_nowait())
+            for taken in items:
+                run.taken(taken)
             out = b"".join(_event_bytes(i, writer) for i in items if i is not END)
             if out:
                 yield out

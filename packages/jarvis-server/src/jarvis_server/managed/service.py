@@ -35,6 +35,7 @@ from jarvis_server.managed.memory import ServerSessionStore, ServerStateStore
 from jarvis_server.managed.runner import RunTask, off_the_loop, run_error
 from jarvis_server.managed.store import Store
 from jarvis_server.openai_errors import RequestError
+from jarvis_server.settings import ServerSettings
 
 if TYPE_CHECKING:
     from starlette.routing import BaseRoute
@@ -69,8 +70,9 @@ class ManagedAgents:
     """Managed agents over one engine and one store. ``routes()`` are mounted by :func:`~jarvis_server.app.create_app`."""
 
     def __init__(self, store: Store, engine: InferenceEngine, *, model: str, config: Any = None,
-                 registry: Any = None) -> None:
+                 registry: Any = None, settings: Optional[ServerSettings] = None) -> None:
         self.store = store
+        self.settings = settings if settings is not None else ServerSettings()
         self.engine = engine
         self.model = model
         self.config = config
@@ -121,6 +123,7 @@ class ManagedAgents:
 
         if not isinstance(config, Mapping):
             raise RequestError("config must be a JSON object", param="config")
+        self.check_allowed(agent_type, config)
         tool_keys = _str_list(config, "tools")
         approved = _str_list(config, "approved_tools")
         stray = sorted(set(approved) - set(tool_keys))
@@ -145,6 +148,26 @@ class ManagedAgents:
                            state=ServerStateStore(self.store))
         return create_agent(agent_type, self.engine, model=model, config=self.config, registry=self.registry,
                             approver=_approver(set(approved)), **options)
+
+    def check_allowed(self, agent_type: str, config: Mapping[str, Any]) -> None:
+        """Refuse (403 naming it) an agent type, config key or tool the server's ``[server]`` allow-lists do
+        not hold: they are the server's to grant, not the API client's."""
+        settings = self.settings
+        if not settings.allows("agent_types", agent_type):
+            raise RequestError(f"agent type {agent_type!r} is not enabled on this server (its [server] agent_types "
+                               "lists the agent types API clients may use)", status=403, param="agent_type",
+                               code="agent_type_not_allowed")
+        for key in config:
+            if not settings.allows("agent_options", key):
+                raise RequestError(f"config.{key} is the server's to set, not an API client's (its [server] "
+                                   "agent_options lists the keys a client may set)", status=403,
+                                   param=f"config.{key}", code="option_not_allowed")
+        tools = config.get("tools")
+        for name in tools if isinstance(tools, list) else ():
+            if isinstance(name, str) and not settings.allows("tools", name):
+                raise RequestError(f"tool {name!r} is not enabled on this server (its [server] tools lists the "
+                                   "tools managed agents may use)", status=403, param="config.tools",
+                                   code="tool_not_allowed")
 
     async def check(self, agent_type: str, config: Mapping[str, Any]) -> None:
         """Validate a type and config by building the agent; a 400 naming the problem otherwise."""
@@ -203,9 +226,11 @@ class ManagedAgents:
         return run
 
 
-def open_service(engine: InferenceEngine, *, model: str, path: Optional[str] = None, config: Any = None) -> ManagedAgents:
-    """The service with its database at ``path`` (default ``agents.db`` in the jarvis home)."""
+def open_service(engine: InferenceEngine, *, model: str, path: Optional[str] = None, config: Any = None,
+                 settings: Optional[ServerSettings] = None) -> ManagedAgents:
+    """The service with its database at ``path`` (default ``agents.db`` in the jarvis home), under the
+    ``[server]`` allow-lists ``settings``."""
     from jarvis_core.config.paths import jarvis_home
 
     db = pathlib.Path(path).expanduser() if path else jarvis_home() / "agents.db"
-    return ManagedAgents(Store.open(db), engine, model=model, config=config)
+    return ManagedAgents(Store.open(db), engine, model=model, config=config, settings=settings)
