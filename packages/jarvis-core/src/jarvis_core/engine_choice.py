@@ -172,6 +172,13 @@ def configured_model(config: JarvisConfig) -> Optional[str]:
     return config.engine.model or None
 
 
+def _unaliased(config: Optional[JarvisConfig], model: str) -> str:
+    from jarvis_core.aliases import resolve_alias
+
+    alias = resolve_alias(config, model)
+    return alias.model if alias is not None else model
+
+
 def resolve_model(
     engine: InferenceEngine,
     key: str,
@@ -180,13 +187,14 @@ def resolve_model(
     *,
     announce: Optional[Announce] = None,
 ) -> str:
-    """The model to use: ``model``, else the config's, else the first the engine offers (announced)."""
+    """The model to use: ``model``, else the config's, else the first the engine offers (announced); an alias
+    (``[aliases]``) becomes its model."""
     if model:
-        return model
+        return _unaliased(config, model)
     if config is not None:
         configured = configured_model(config)
         if configured:
-            return configured
+            return _unaliased(config, configured)
     models = engine.list_models()
     if not models:
         raise ModelNotFoundError(

@@ -63,6 +63,7 @@ from jarvis_core.sdk_agents import (
 )
 
 if TYPE_CHECKING:
+    from jarvis_core.aliases import ModelAlias
     from jarvis_core.config import JarvisConfig
     from jarvis_core.engine.base import InferenceEngine
     from jarvis_core.engine_choice import Announce
@@ -144,6 +145,8 @@ class Jarvis:
             self._engine, self._engine_key = self._observed(engine), engine.engine_id or type(engine).__name__
         self._model = model
         self._model_given = model  # what the caller chose, as opposed to what connect() resolved
+        self._alias: Optional[ModelAlias] = None  # the [aliases] entry ``model`` named, once resolved
+        self._alias_checked = False
         self._host = host
         self._agent_key = agent
         self._tool_keys = list(tools or ())
@@ -177,8 +180,58 @@ class Jarvis:
 
             raise UsageError("this Jarvis is closed; create a new one")
 
+    def _resolve_own_alias(self) -> None:
+        """When the model this object was given is an alias: use its model, and its engine unless one was
+        named (done once; a borrowed engine with no config reads no config)."""
+        with self._lock:
+            if self._alias_checked:
+                return
+            self._alias_checked = True
+            if not self._model_given or self._engine_is_borrowed():
+                return
+            from jarvis_core.aliases import resolve_alias
+
+            alias = resolve_alias(self.config, self._model_given)
+            if alias is None:
+                return
+            self._alias = alias
+            self._model = self._model_given = alias.model
+            if alias.engine and self._engine_arg is None:
+                self._engine_arg = alias.engine
+
+    def _aliased(
+        self, model: Optional[str], temperature: Optional[float], max_tokens: Optional[int], options: Dict[str, Any],
+    ) -> Tuple[Optional[str], Optional[float], Optional[int], Dict[str, Any]]:
+        """One request's model (an alias becomes its model), ``temperature``, ``max_tokens`` and options, the
+        alias's options filling in what the caller left out."""
+        from jarvis_core.aliases import apply_alias_options, resolve_alias
+
+        self._resolve_own_alias()
+        alias = self._alias
+        if model:
+            alias = resolve_alias(None if self._engine_is_borrowed() else self.config, model)
+            if alias is not None:
+                model = alias.model
+                if alias.engine:
+                    self._use_alias_engine(model, alias.engine)
+        return (model, *apply_alias_options(alias, temperature, max_tokens, options))
+
+    def _use_alias_engine(self, model: str, engine: str) -> None:
+        with self._lock:
+            if self._engine is None and self._engine_arg is None:
+                self._engine_arg = engine
+                return
+            current = self._engine_key or (self._engine_arg if isinstance(self._engine_arg, str) else None)
+            if current != engine:
+                from jarvis_core.errors import UsageError
+
+                raise UsageError(f"the alias for {model!r} names engine {engine!r}, but this Jarvis uses "
+                                 f"{current!r}; create a Jarvis with that alias as its model instead",
+                                 argument="model")
+
     def _pick_engine(self) -> InferenceEngine:
         """The engine, picked (and announced) if it was not yet: config, discovery or the embedded server."""
+        self._resolve_own_alias()
         with self._lock:
             self._check_open()
             if self._engine is None:
@@ -204,6 +257,7 @@ class Jarvis:
         :raises EngineConnectionError: no engine is reachable (the message says what to do).
         :raises ModelNotFoundError: no model was named and the engine offers none.
         """
+        self._resolve_own_alias()
         with self._lock:
             if self._connection is not None and not self._closed:
                 return self._connection
@@ -335,6 +389,7 @@ class Jarvis:
         """
         from jarvis_core.types import AgentContext
 
+        model, temperature, max_tokens, options = self._aliased(model, temperature, max_tokens, options)
         if prompt_provider:
             return ask_with_provider(
                 self, prompt, prompt_provider, model=model, system=system, agent=agent, tools=tools,
@@ -387,6 +442,7 @@ class Jarvis:
             if full.content:
                 yield full.content
             return
+        model, temperature, max_tokens, options = self._aliased(model, temperature, max_tokens, options)
         # Connecting may probe servers, list models or start one: keep that off the event loop (an agent
         # with a model of its own connects nowhere).
         _agent_key, runner = await asyncio.to_thread(

@@ -60,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
 
     import uvicorn
 
+    from jarvis_core.aliases import resolve_alias
     from jarvis_core.cli import output
     from jarvis_core.config import load_config
     from jarvis_core.engine_choice import choose_engine, describe_engine, resolve_model
@@ -82,7 +83,9 @@ def run(args: argparse.Namespace) -> int:
         from jarvis_core.plugins.registry import get_registry
 
         get_registry().get("agent", args.agent)  # an unknown name is an error listing the installed agents
-    choice = choose_engine(config, args.engine, host=args.engine_host, announce=output.announce)
+    alias = resolve_alias(config, args.model)  # an alias's engine, unless --engine names one
+    choice = choose_engine(config, args.engine or (alias.engine if alias else None), host=args.engine_host,
+                           announce=output.announce)
     managed = None
     try:
         model = resolve_model(choice.engine, choice.key, config, args.model, announce=output.announce)

@@ -21,6 +21,7 @@ from starlette.responses import Response
 
 from jarvis_core.errors import StreamError
 from jarvis_core.types import StreamChunk, normalize_finish_reason
+from jarvis_server.aliases import unaliased
 from jarvis_server.chat_request import ChatRequest, parse_chat_request
 from jarvis_server.chat_wire import ChunkWriter, completion_object
 from jarvis_server.event_stream import EventStreamResponse, runnable
@@ -101,8 +102,8 @@ async def chat_completions(request: Request) -> Response:
     """``POST /v1/chat/completions``."""
     state = _state(request)
     try:
-        req = parse_chat_request(await read_json(request), default_model=state.model,
-                                 allowed_options=sorted(state.engine.allowed_options))
+        req = unaliased(state, parse_chat_request(await read_json(request), default_model=state.model,
+                                                  allowed_options=sorted(state.engine.allowed_options)))
         if req.agent or state.agent:
             from jarvis_server.agent_chat import agent_completion
 

@@ -8,7 +8,8 @@ By default a table, one row per model (engine, model id); ``--json`` prints the 
 Without ``--engine`` every engine that answers a health check is asked (in parallel); an engine that
 answers the health check but fails to list its models appears under ``errors`` (and as a warning line on
 stderr, in both forms). With ``--engine`` only that engine is asked, and its failure is the command's error.
-Exit status 1 when no engine could list its models.
+Exit status 1 when no engine could list its models. The config's aliases (``[aliases]``) follow, in a table
+of their own (``"aliases"`` in the JSON document, when there are any).
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     if args.engine:
         with get_engine(config, args.engine, host=args.host) as engine:
             models = engine.list_models()
-        _print({"models": {args.engine: list(models)}, "errors": {}}, args)
+        _print({"models": {args.engine: list(models)}, "errors": {}}, args, config.aliases)
         return 0
 
     engines = discover_engines(config)
@@ -73,15 +74,20 @@ def run(args: argparse.Namespace) -> int:
         # Engine errors usually start with the engine's key already: do not say it twice.
         said = message if message.startswith(f"{key}: ") else f"{key}: {message}"
         print(f"jarvis: warning: {said}", file=sys.stderr)
-    _print({"models": dict(listing), "errors": errors}, args)
+    _print({"models": dict(listing), "errors": errors}, args, config.aliases)
     return 0 if listing else 1
 
 
-def _print(doc: Dict[str, Any], args: argparse.Namespace) -> None:
+def _print(doc: Dict[str, Any], args: argparse.Namespace, aliases: Mapping[str, Any]) -> None:
+    if aliases:
+        doc["aliases"] = {name: alias.to_dict() for name, alias in aliases.items()}
     if wants_json(args):
         write_json(doc, args)
-    else:
-        sys.stdout.write(render(doc["models"]) + "\n")
+        return
+    sys.stdout.write(render(doc["models"]) + "\n")
+    if aliases:
+        rows = [[name, alias.model, alias.engine or "-"] for name, alias in aliases.items()]
+        sys.stdout.write("\n" + format_table(["ALIAS", "MODEL", "ENGINE"], rows) + "\n")
 
 
 def render(models: Mapping[str, List[str]]) -> str:

@@ -45,6 +45,7 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "tools": ("jarvis_core.cli.cmd_tools", "list the installed tools (table; --json)"),
     "prompts": ("jarvis_core.cli.cmd_prompts", "list, show and render prompt providers; write training data"),
     "logs": ("jarvis_core.cli.cmd_logs", "list, show and search the conversation log (--json)"),
+    "aliases": ("jarvis_core.cli.cmd_aliases", "list, set and remove model aliases ([aliases] in the config)"),
 }
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130

@@ -38,7 +38,7 @@ __all__ = ["ENGINE_ENV", "ConfigWarning", "load_config"]
 #: Environment variable naming the default engine (beats ``[engine] default``).
 ENGINE_ENV = "JARVIS_ENGINE"
 
-_TOP_LEVEL = ("engine", "agent", "agents", "tools", "model_defaults", "plugins", "log")
+_TOP_LEVEL = ("engine", "agent", "agents", "tools", "model_defaults", "plugins", "log", "aliases")
 
 
 class ConfigWarning(UserWarning):
@@ -91,6 +91,7 @@ def load_config(
     plugins = structure_table(src, data.get("plugins", {}), PluginSettings, ("plugins",))
     plugin_sections = load_plugin_sections(src, data, reg)
     log = structure_table(src, data.get("log", {}), LogSettings, ("log",))
+    aliases = _load_aliases(src, data.get("aliases", {}))
 
     sources = {dotted(p): f"{src.path}:{line}" for p, line in src.lines.items() if src.path}
     default_engine = os.fspath(env.get(ENGINE_ENV, "")).strip()
@@ -103,7 +104,26 @@ def load_config(
     return JarvisConfig(
         engine=engine, agent=agent, agents=agents, tools=tools, model_defaults=model_defaults, path=src.path,
         env_hosts=env_hosts, sources=sources, plugins=plugins, plugin_sections=plugin_sections, log=log,
+        aliases=aliases,
     )
+
+
+def _load_aliases(src: TomlSource, table: Any) -> Dict[str, Any]:
+    """``[aliases]``: each entry is a model id, or a table ``{model, engine, options}``."""
+    from jarvis_core.aliases import ModelAlias
+
+    if not isinstance(table, dict):
+        raise type_error(src, ("aliases",), "a table of aliases", table)
+    out: Dict[str, Any] = {}
+    for name, value in table.items():
+        path = ("aliases", name)
+        if isinstance(value, str):
+            value = {"model": value}
+        if not isinstance(value, dict):
+            raise type_error(src, path, 'a model id or a table { model = "...", engine = "...", options = {...} }',
+                             value)
+        out[name] = structure_table(src, value, ModelAlias, path)
+    return out
 
 
 def _tables_of_tables(src: TomlSource, table: Any, name: str) -> Dict[str, Dict[str, Any]]:

@@ -159,6 +159,8 @@ class JarvisConfig:
     plugin_sections: Mapping[str, Any] = attrs.field(factory=dict, repr=False)
     #: ``[log]``: the conversation log.
     log: LogSettings = attrs.field(factory=LogSettings)
+    #: ``[aliases]``: name -> :class:`~jarvis_core.aliases.ModelAlias`.
+    aliases: Mapping[str, Any] = attrs.field(factory=dict)
 
     def engine_section(self, key: str) -> Optional[Any]:
         """The structured ``[engine.<key>]`` table, or ``None`` when the config has none."""
