@@ -52,11 +52,11 @@ from typing import (
 import attrs
 
 from jarvis_core.answer import Answer
+from jarvis_core.request_scope import DEFAULT_MAX_TOKENS, DEFAULT_SYSTEM_PROMPT, Prompt, RequestScope
 from jarvis_core.sdk_agents import (
     agent_failure,
     agent_for_request,
     ask_with_provider,
-    requested_agent,
     role_of,
     run_agent,
     split_prompt,
@@ -74,14 +74,6 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_SYSTEM_PROMPT", "Connection", "Jarvis"]
 
 _T = TypeVar("_T")
-
-#: Small models answer far better with a system prompt; this one is neutral.
-DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
-#: The answer length limit of a direct request when the caller gives none.
-DEFAULT_MAX_TOKENS = 1024
-
-#: A question: text, or a whole conversation (``Message`` objects or OpenAI-style dicts).
-Prompt = Union[str, Sequence["MessageLike"]]
 
 
 @attrs.frozen
@@ -321,6 +313,15 @@ class Jarvis:
 
         return isinstance(self._engine_arg, InferenceEngine) and self._config_arg is None
 
+    def scope(self) -> RequestScope:
+        """What a request made now is built from: how to get the engine, and what this object was given
+        (the config, unless the engine is borrowed and no config was given; the agent, tools, system prompt,
+        bus, approver and announcer). Reading it loads the config; it picks no engine."""
+        return RequestScope(
+            self._use, None if self._engine_is_borrowed() else self.config, system_prompt=self.system_prompt,
+            agent_key=self._agent_key, tool_keys=tuple(self._tool_keys), model_given=self._model_given, bus=self._bus,
+            approver=self._approver, announce=self._announce)
+
     def check_names(self) -> None:
         """Raise :class:`~jarvis_core.errors.UnknownNameError` now for an unknown agent or tool (the message
         lists the available ones), before any engine is contacted or started."""
@@ -330,7 +331,7 @@ class Jarvis:
         registry = get_registry()
         for key in self._tool_keys:
             registry.get("tool", key)
-        agent = requested_agent(self)
+        agent = self.scope().requested_agent()
         if agent and agent not in registry.items("agent"):
             raise UnknownNameError("agent", agent, list(registry.items("agent")))
 
@@ -392,11 +393,11 @@ class Jarvis:
         model, temperature, max_tokens, options = self._aliased(model, temperature, max_tokens, options)
         if prompt_provider:
             return ask_with_provider(
-                self, prompt, prompt_provider, model=model, system=system, agent=agent, tools=tools,
+                self.scope(), prompt, prompt_provider, model=model, system=system, agent=agent, tools=tools,
                 node_context=node_context, timezone=timezone, available_commands=available_commands,
                 temperature=temperature, max_tokens=max_tokens, options=options,
             )
-        agent_key, runner = agent_for_request(self, agent, tools, model=model, system=system,
+        agent_key, runner = agent_for_request(self.scope(), agent, tools, model=model, system=system,
                                               temperature=temperature, max_tokens=max_tokens, options=options)
         if runner is None:
             engine, engine_key, use_model = self._use(model)
@@ -445,9 +446,11 @@ class Jarvis:
         model, temperature, max_tokens, options = self._aliased(model, temperature, max_tokens, options)
         # Connecting may probe servers, list models or start one: keep that off the event loop (an agent
         # with a model of its own connects nowhere).
-        _agent_key, runner = await asyncio.to_thread(
-            agent_for_request, self, agent, tools, model=model, system=system, temperature=temperature,
-            max_tokens=max_tokens, options=options)
+        def build() -> Tuple[Optional[str], Optional[Any]]:  # the config is read there too
+            return agent_for_request(self.scope(), agent, tools, model=model, system=system, temperature=temperature,
+                                     max_tokens=max_tokens, options=options)
+
+        _agent_key, runner = await asyncio.to_thread(build)
         if runner is None and (self._engine is None or (self._model is None and not model)):
             await asyncio.to_thread(self._use, model)
         if runner is not None:

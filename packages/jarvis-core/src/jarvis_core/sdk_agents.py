@@ -3,7 +3,8 @@
 The facade (:mod:`jarvis_core.sdk`) asks the engine directly; when a request names an agent (or the config
 has ``[agent] default``) or a prompt provider, these functions build what runs it for that one request: the
 tools from the registry with their ``[tools.<key>]`` options, the agent with the request's settings, the
-provider's session. They take the ``Jarvis`` object whose engine, model, config, bus and approver they use.
+provider's session. They read the :class:`~jarvis_core.request_scope.RequestScope` the ``Jarvis`` object hands
+them (its engine, model, config, bus and approver), never the object itself.
 """
 
 from __future__ import annotations
@@ -13,27 +14,28 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, 
 import attrs
 
 from jarvis_core.answer import Answer
+from jarvis_core.request_scope import DEFAULT_MAX_TOKENS, DEFAULT_SYSTEM_PROMPT, Prompt, RequestScope
 
 if TYPE_CHECKING:
-    from jarvis_core.sdk import Jarvis, Prompt
+    from jarvis_core.engine.base import InferenceEngine
+    from jarvis_core.prompts.session import PromptSession
     from jarvis_core.types import Message
 
 __all__ = ["agent_failure", "agent_for_request", "run_agent", "ask_with_provider", "build_agent", "own_model_agent",
            "provider_agent", "requested_agent", "role_of", "split_prompt"]
 
 
-def requested_agent(j: Jarvis, agent: Optional[str] = None) -> Optional[str]:
-    """The key of the agent a request runs: ``agent``, else the ``Jarvis`` object's, else ``[agent]
-    default`` (not with a borrowed engine and no config), else ``None`` (the engine answers)."""
-    return agent or j._agent_key or (None if j._engine_is_borrowed() else j.config.agent.default)
+def requested_agent(scope: RequestScope, agent: Optional[str] = None) -> Optional[str]:
+    """The key of the agent a request runs (see :meth:`RequestScope.requested_agent`)."""
+    return scope.requested_agent(agent)
 
 
-def own_model_agent(j: Jarvis, agent: Optional[str] = None) -> Optional[str]:
+def own_model_agent(scope: RequestScope, agent: Optional[str] = None) -> Optional[str]:
     """The key of the agent a request would run when that agent runs a model of its own
     (``uses_engine = False``), else ``None``: the caller then needs no engine for the request."""
     from jarvis_core.plugins.registry import get_registry
 
-    key = requested_agent(j, agent)
+    key = scope.requested_agent(agent)
     registry = get_registry()
     if not key or key not in registry.items("agent"):
         return None
@@ -41,7 +43,7 @@ def own_model_agent(j: Jarvis, agent: Optional[str] = None) -> Optional[str]:
 
 
 def agent_for_request(
-    j: Jarvis,
+    scope: RequestScope,
     agent: Optional[str],
     tools: Optional[Sequence[str]],
     *,
@@ -65,10 +67,10 @@ def agent_for_request(
     from jarvis_core.plugins.registry import get_registry
 
     registry = get_registry()
-    tool_keys = list(j._tool_keys if tools is None else tools)
+    tool_keys = list(scope.tool_keys if tools is None else tools)
     for k in tool_keys:
         registry.get("tool", k)  # unknown -> lists the available ones
-    key = requested_agent(j, agent)
+    key = scope.requested_agent(agent)
     if not key:
         if tool_keys:
             available = sorted(registry.items("agent"))
@@ -78,70 +80,70 @@ def agent_for_request(
         return None, None
     if key not in registry.items("agent"):
         raise UnknownNameError("agent", key, list(registry.items("agent")))
-    from jarvis_core.agents.settings import resolve_settings
-    from jarvis_core.config import jarvis_home
-    from jarvis_core.sdk import DEFAULT_SYSTEM_PROMPT
-    from jarvis_core.tools.factory import create_tool
-
-    config = None if j._engine_is_borrowed() else j.config
     from jarvis_core.agents.factory import agent_model, configured_model
+    from jarvis_core.agents.settings import resolve_settings
 
+    config = scope.config
     cls = registry.load("agent", key)
-    requested = model or j._model_given  # the request's model, else the one the Jarvis object was given
+    requested = model or scope.model_given  # the request's model, else the one the Jarvis object was given
+    engine: Optional[InferenceEngine] = None
     if getattr(cls, "uses_engine", True):
-        engine, engine_key, use_model = j._use(requested or configured_model(key, config))
+        engine, engine_key, use_model = scope.use(requested or configured_model(key, config))
     else:  # a runtime with its own model: no engine is picked, probed or started for it
-        engine, engine_key, use_model = None, key, agent_model(cls, key, requested, config)
-    tool_objs = [create_tool(k, config=config, registry=registry, engine=engine, model=use_model,
-                             home=jarvis_home(), bus=j._bus) for k in tool_keys]
-    system_text = j.system_prompt if system is None else system
+        engine_key, use_model = key, agent_model(cls, key, requested, config)
+    tool_objs = _tools(scope, tool_keys, engine, use_model)
+    system_text = scope.system_prompt if system is None else system
     if system is None and system_text == DEFAULT_SYSTEM_PROMPT:
         # Our neutral default must not beat a prompt from [agents.<key>] or the agent class.
         if resolve_settings(cls, getattr(cls, "agent_id", "") or key, {}, config).system_prompt is not None:
             system_text = None
     kwargs: Dict[str, Any] = {"system_prompt": system_text or None, "temperature": temperature,
-                              "max_tokens": max_tokens, "bus": j._bus, "approver": j._approver}
+                              "max_tokens": max_tokens, "bus": scope.bus, "approver": scope.approver}
     if tool_objs:
         kwargs["tools"] = tool_objs
     return key, build_agent(key, engine, engine_key, dict(options or {}), model=use_model,
                              config=config, registry=registry, **kwargs)
 
 
-def ask_with_provider(j: Jarvis, prompt: Prompt, name: str, *, model: Optional[str], system: Optional[str],
+def _tools(scope: RequestScope, tools: Sequence[Any], engine: Optional[InferenceEngine], model: str) -> List[Any]:
+    """Registered tool keys built for one request (their ``[tools.<key>]`` options, the engine, model, jarvis
+    home and bus); anything else (a tool spec given directly) as it is."""
+    from jarvis_core.config import jarvis_home
+    from jarvis_core.plugins.registry import get_registry
+    from jarvis_core.tools.factory import create_tool
+
+    registry = get_registry()
+    return [create_tool(t, config=scope.config, registry=registry, engine=engine, model=model, home=jarvis_home(),
+                        bus=scope.bus) if isinstance(t, str) else t for t in tools]
+
+
+def ask_with_provider(scope: RequestScope, prompt: Prompt, name: str, *, model: Optional[str], system: Optional[str],
                        agent: Optional[str], tools: Optional[Sequence[Any]], node_context: Any, timezone: Any,
                        available_commands: Any, temperature: Optional[float], max_tokens: Optional[int],
                        options: Dict[str, Any]) -> Answer:
     """One request shaped and read by a prompt provider (see :meth:`ask_full`)."""
     from jarvis_core.errors import UsageError
-    from jarvis_core.plugins.registry import get_registry
     from jarvis_core.prompts.lookup import AUTO, choose_provider
     from jarvis_core.prompts.session import PromptSession
 
     if system is not None:
         raise UsageError("the prompt provider builds the system prompt; do not pass one as well", argument="system")
-    engine, engine_key, use_model = j._use(model)
+    engine, engine_key, use_model = scope.use(model)
     is_auto = name.strip().lower() == AUTO
-    user_rules = None if not is_auto or j._engine_is_borrowed() else j.config.model_defaults
+    user_rules = None if not is_auto or scope.config is None else scope.config.model_defaults
     provider, choice = choose_provider(name, model=use_model, backend=engine_key, user_rules=user_rules)
     if choice is not None:
         from jarvis_core.engine_choice import _log_announce
 
-        (j._announce or _log_announce)(choice.describe())
-    registry = get_registry()
+        (scope.announce or _log_announce)(choice.describe())
     # Registered tool keys, or tool specs (ToolSpec values, OpenAI dicts) given directly.
-    from jarvis_core.config import jarvis_home
-    from jarvis_core.tools.factory import create_tool
-
-    config = None if j._engine_is_borrowed() else j.config
-    specs = [create_tool(t, config=config, registry=registry, engine=engine, model=use_model,
-                         home=jarvis_home(), bus=j._bus) if isinstance(t, str) else t
-             for t in (j._tool_keys if tools is None else tools)]
+    specs = _tools(scope, scope.tool_keys if tools is None else tools, engine, use_model)
     session = PromptSession(provider, specs, node_context, timezone, available_commands)
-    agent_key = agent or j._agent_key
+    agent_key = agent or scope.agent_key
     if agent_key:
-        return provider_agent(j, agent_key, session, prompt, specs, use_model, temperature, max_tokens)
+        return provider_agent(scope, agent_key, session, prompt, specs, (engine, engine_key, use_model), temperature,
+                              max_tokens)
     from jarvis_core.prompts.direct import ask_direct
-    from jarvis_core.sdk import DEFAULT_MAX_TOKENS
 
     answer = ask_direct(session, engine, prompt, model=use_model, temperature=temperature,
                         max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens, **options)
@@ -151,8 +153,9 @@ def ask_with_provider(j: Jarvis, prompt: Prompt, name: str, *, model: Optional[s
         tools_loaded=answer.tools_loaded)
 
 
-def provider_agent(j: Jarvis, key: str, session: Any, prompt: Prompt, tools: List[Any], model: str,
-                    temperature: Optional[float], max_tokens: Optional[int]) -> Answer:
+def provider_agent(scope: RequestScope, key: str, session: PromptSession, prompt: Prompt, tools: List[Any],
+                   used: Tuple[InferenceEngine, str, str], temperature: Optional[float],
+                   max_tokens: Optional[int]) -> Answer:
     """Run agent ``key`` with the provider's session; only agents that declare ``accepts_prompt_session``
     take one (the others build their own prompts, so combining them is an error, not a silent choice).
     The agent is built like any other (its ``[agents.<key>]`` options, the bus, the approver)."""
@@ -166,12 +169,13 @@ def provider_agent(j: Jarvis, key: str, session: Any, prompt: Prompt, tools: Lis
     if not getattr(cls, "accepts_prompt_session", False):
         raise UsageError(f"agent {key!r} builds its own prompts and takes no prompt provider; drop "
                          "--prompt-provider, or use --agent prompt_driven (jarvis_core.prompts.PromptDrivenAgent)")
-    runner = create_agent(key, j.engine, model=model, config=None if j._engine_is_borrowed() else j.config,
-                          registry=registry, tools=tools, prompt_session=session, bus=j._bus,
-                          approver=j._approver, temperature=temperature, max_tokens=max_tokens)
+    engine, engine_key, model = used
+    runner = create_agent(key, engine, model=model, config=scope.config, registry=registry, tools=tools,
+                          prompt_session=session, bus=scope.bus, approver=scope.approver, temperature=temperature,
+                          max_tokens=max_tokens)
     text, history = split_prompt(prompt)
     result = run_agent(key, runner, text, AgentContext(messages=tuple(history)))
-    return Answer.from_agent_result(result, model=model, engine=j.engine_key, agent=key,
+    return Answer.from_agent_result(result, model=model, engine=engine_key, agent=key,
                                     prompt_provider=session.provider.name)
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional
 
 if TYPE_CHECKING:
     from jarvis_core.answer import Answer
+    from jarvis_core.sdk import Jarvis
 
 __all__ = ["AnswerLog", "add_log_arguments"]
 
@@ -99,17 +100,15 @@ class AnswerLog:
             self._reasoning.append(event.text)
 
     # -- writing ----------------------------------------------------------------------------------
-    def record(self, jarvis: Any, prompt: str, answer: str, result: Optional[Answer] = None) -> None:
+    def record(self, jarvis: Jarvis, prompt: str, answer: str, result: Optional[Answer] = None) -> None:
         """Log one answer (streamed, with what was gathered; or ``ask_full``'s ``result``). A failure is
         said once on stderr and turns logging off; it never raises."""
         if not self.enabled:
             return
-        from jarvis_core.sdk_agents import requested_agent
-
         conn = jarvis.connection
         facts: Dict[str, Any] = {
             "model": getattr(conn, "model", None), "engine": getattr(conn, "engine_key", None),
-            "agent": requested_agent(jarvis), "usage": self._usage,
+            "agent": jarvis.scope().requested_agent(), "usage": self._usage,
             "tool_calls": self._tool_calls, "tool_results": self._tool_results,
             "reasoning": "".join(self._reasoning) or None,
         }

@@ -23,10 +23,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, TypedDict
 
 from jarvis_core.cli.answer_log import add_log_arguments
 from jarvis_core.cli.arg_types import finite_float, positive_int, repair_text
+
+if TYPE_CHECKING:
+    from jarvis_core.cli.answer_log import AnswerLog
+    from jarvis_core.config import JarvisConfig
+    from jarvis_core.request_scope import Prompt
+    from jarvis_core.sdk import Jarvis
 
 __all__ = ["add_engine_arguments", "add_parser", "close_quietly", "jarvis_from_args", "request_options", "run"]
 
@@ -91,7 +97,7 @@ def parse_tools(value: Optional[str]) -> List[str]:
     return [t.strip() for t in (value or "").split(",") if t.strip()]
 
 
-def jarvis_from_args(args: argparse.Namespace, config: Any = None) -> Any:
+def jarvis_from_args(args: argparse.Namespace, config: Optional[JarvisConfig] = None) -> Jarvis:
     """A :class:`~jarvis_core.sdk.Jarvis` for the engine options in ``args``, announcing on stderr
     (``config``: the loaded config, else loaded on first use)."""
     from jarvis_core.cli import output
@@ -114,9 +120,16 @@ def jarvis_from_args(args: argparse.Namespace, config: Any = None) -> Any:
     )
 
 
-def request_options(args: argparse.Namespace) -> Dict[str, Any]:
+class RequestOptions(TypedDict):
+    """The sampling keywords ``jarvis ask`` and ``jarvis chat`` pass to ``Jarvis.ask_*``."""
+
+    temperature: Optional[float]
+    max_tokens: Optional[int]
+
+
+def request_options(args: argparse.Namespace) -> RequestOptions:
     """Keyword arguments for ``Jarvis.ask_*`` from ``args``."""
-    return {"temperature": args.temperature, "max_tokens": args.max_tokens}
+    return RequestOptions(temperature=args.temperature, max_tokens=args.max_tokens)
 
 
 def _prompt(args: argparse.Namespace) -> str:
@@ -147,10 +160,10 @@ def run(args: argparse.Namespace) -> int:
     config = load_config()
     log = AnswerLog(args, config)
     jarvis = jarvis_from_args(args, config=config)
-    question = [*log.history, {"role": "user", "content": prompt}] if log.history else prompt
+    question: Prompt = [*log.history, {"role": "user", "content": prompt}] if log.history else prompt
     try:
         if provider_options:
-            return _ask_with_provider(jarvis, question, args, provider_options, log)
+            return _ask_with_provider(jarvis, question, prompt, args, provider_options, log)
         jarvis.check_names()
         connect_first(jarvis)
         log.start()
@@ -167,16 +180,16 @@ def run(args: argparse.Namespace) -> int:
         log.close()
 
 
-def connect_first(jarvis: Any) -> None:
+def connect_first(jarvis: Jarvis) -> None:
     """Pick (and announce) the engine and model before any output; an agent with a model of its own (a
     wrapped runtime) needs no engine, so none is probed or started for it."""
     from jarvis_core.sdk_agents import own_model_agent
 
-    if own_model_agent(jarvis) is None:
+    if own_model_agent(jarvis.scope()) is None:
         jarvis.connect()
 
 
-def close_quietly(jarvis: Any) -> None:
+def close_quietly(jarvis: Jarvis) -> None:
     """Close the session (stopping a managed server); a failure to close is a warning line, so it never
     hides the error that ended the command."""
     from jarvis_core.cli import output
@@ -210,7 +223,8 @@ def show_agent_event(event: Any, file: Any = None) -> None:
     err.flush()
 
 
-def stream_answer(jarvis: Any, prompt: Any, options: Dict[str, Any], on_event: Any = None) -> str:
+def stream_answer(jarvis: Jarvis, prompt: Prompt, options: RequestOptions,
+                  on_event: Optional[Callable[[Any], None]] = None) -> str:
     """Write the answer to stdout as it arrives, ending with a newline; return the whole text. Agent events
     (tool calls and results, notices) go to stderr as they happen, and to ``on_event`` when given."""
     out = sys.stdout
@@ -278,16 +292,16 @@ def read_tool_schemas(path: str) -> List[Any]:
         raise JarvisError(f"--tools {path}: {exc}") from None
 
 
-def _ask_with_provider(jarvis: Any, prompt: Any, args: argparse.Namespace, provider_options: Dict[str, Any],
-                       log: Any) -> int:
-    """Ask through a prompt provider; print the message and the tool calls it read (or everything as JSON)."""
+def _ask_with_provider(jarvis: Jarvis, prompt: Prompt, question: str, args: argparse.Namespace,
+                       provider_options: Dict[str, Any], log: AnswerLog) -> int:
+    """Ask through a prompt provider (``prompt``: the ``question`` after the logged history); print the message
+    and the tool calls it read (or everything as JSON)."""
     import json
 
     jarvis.check_names()
     extra = {"system": args.system} if args.system is not None else {}
     log.start()
     result = jarvis.ask_full(prompt, **request_options(args), **provider_options, **extra)
-    question = prompt if isinstance(prompt, str) else prompt[-1]["content"]
     log.record(jarvis, question, result.content, result)
     if args.json:
         sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
