@@ -39,6 +39,7 @@ from typing import (
     Any,
     AsyncGenerator,
     Callable,
+    Dict,
     Iterator,
     List,
     Mapping,
