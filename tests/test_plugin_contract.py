@@ -6,7 +6,11 @@ exact message asserted. Each test selects the plugins it exercises with ``JARVIS
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
+import time
 
+import httpx
 import pytest
 
 from jarvis_core.testing import Exchange, ReplayServer
@@ -337,3 +341,54 @@ def test_a_config_schema_that_is_not_attrs_is_isolated_like_any_broken_plugin(co
     assert strict.returncode == 1 and _lines(strict, "error") == [
         "jarvis: error: " + SCHEMA.removeprefix("jarvis: warning: the schema of [acmeconf]: ").removesuffix(
             "; [acmeconf] is used unchecked")]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def served(contract_venv):
+    port = _free_port()
+    proc = subprocess.Popen(
+        [str(contract_venv.python), "-m", "jarvis_core.cli.main", "serve", "--engine", "echo", "--port", str(port)],
+        env=contract_venv.env({"JARVIS_LOAD_PLUGINS": f"{CORE},badagents,server"}),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            try:
+                if httpx.get(url + "/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "jarvis serve did not become healthy within 60 s"
+            time.sleep(0.2)
+        yield url, proc
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+SERVED = (f"agent 'crashes' {BADAGENTS} failed while running (RuntimeError; see the server log); {FIX}")
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_the_server_names_the_agent_its_plugin_and_distribution(served, stream):
+    url, proc = served
+    body = {"model": "m", "agent": "crashes", "stream": stream, "messages": [{"role": "user", "content": "hi"}]}
+    response = httpx.post(url + "/v1/chat/completions", json=body, timeout=60)
+    assert response.status_code == 500
+    error = response.json()["error"]
+    assert (error["message"], error["code"]) == (SERVED, "plugin_error")
+    assert "lost its plan" not in response.text  # the exception's own text is withheld
+    proc.terminate()
+    _out, err = proc.communicate(timeout=30)
+    logged = [line for line in err.splitlines() if "unexpected RuntimeError" in line]
+    assert len(logged) == 1, err
+    assert f"unexpected RuntimeError while running agent 'crashes' {BADAGENTS}, raised at " in logged[0]
+    assert "agents.py" in logged[0] and "in loop" in logged[0] and "lost its plan" not in err

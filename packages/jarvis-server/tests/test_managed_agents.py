@@ -312,7 +312,8 @@ def test_an_unexpected_error_is_withheld_from_the_run_the_stream_and_the_log(man
             events = sse_events(managed, r)
         (error,) = [data["error"] for name, data in events if name == "error"]
         assert KEY not in error["message"] and "RuntimeError" in error["message"]
-        assert error["code"] == "internal_error"
+        # The run raised inside agent 'plain': the error names it, its plugin and distribution.
+        assert error["code"] == "plugin_error" and "agent 'plain' (plugin 'test-agents'" in error["message"]
     else:
         httpx.post(url + "/messages", json={"content": "hi", "stream": False})
         run_id = httpx.post(url + "/run").json()["run_id"]

@@ -27,6 +27,7 @@ from jarvis_server.chat_wire import ChunkWriter, completion_object
 from jarvis_server.event_stream import EventStreamResponse
 from jarvis_server.openai_errors import RequestError, sse_error
 from jarvis_server.state import ServerState
+from jarvis_server.withheld import agent_failure
 
 __all__ = ["agent_completion"]
 
@@ -64,7 +65,10 @@ async def agent_completion(state: ServerState, req: ChatRequest, key: str) -> Re
         agent = await anyio.to_thread.run_sync(_build, state, req, key)
         context = AgentContext(messages=req.messages[:-1])
         if not req.stream:
-            result = await agent.arun(last.content, context)
+            try:
+                result = await agent.arun(last.content, context)
+            except Exception as exc:
+                raise agent_failure(key, exc) from exc
             completion = Completion(content=result.content, usage=result.usage, model=req.model,
                                     finish_reason=_finish(result.stop_reason))
             return json_response(completion_object(completion, model=req.model))
@@ -75,16 +79,18 @@ async def agent_completion(state: ServerState, req: ChatRequest, key: str) -> Re
                 event = await events.__anext__()
             except StopAsyncIteration:
                 break
+            except Exception as exc:
+                raise agent_failure(key, exc) from exc
             head.append(event)
             if isinstance(event, (TextDelta, RunFinished)):
                 break
     except Exception as exc:
         return error_response(exc)
     writer = ChunkWriter(req.model, include_usage=req.include_usage)
-    return EventStreamResponse(_sse(head, events, writer), headers=SSE_HEADERS)
+    return EventStreamResponse(_sse(head, events, writer, key), headers=SSE_HEADERS)
 
 
-async def _sse(head: List[Any], events: AsyncIterator[Any], writer: ChunkWriter) -> AsyncIterator[bytes]:
+async def _sse(head: List[Any], events: AsyncIterator[Any], writer: ChunkWriter, key: str) -> AsyncIterator[bytes]:
     from jarvis_core.agents.events import RunFinished, TextDelta
 
     async def all_events() -> AsyncIterator[Any]:
@@ -103,6 +109,6 @@ async def _sse(head: List[Any], events: AsyncIterator[Any], writer: ChunkWriter)
     except asyncio.CancelledError:
         raise
     except Exception as exc:
-        yield sse_error(exc)
+        yield sse_error(agent_failure(key, exc))
     finally:
         await events.aclose()  # type: ignore[attr-defined]

@@ -21,10 +21,14 @@ jarvis error                        status code
 ``ServerError``, ``StreamError``,   502    ``upstream_error``
 ``MalformedResponseError``, other
 ``EngineHTTPError``
+``PluginError``                     500    ``plugin_error``
 anything else                       500    ``internal_error`` (message withheld, logged)
 =================================== ====== =========================
 
-Messages come from jarvis errors, which never hold secrets; an unexpected exception's text is not sent.
+Messages come from jarvis errors, which never hold secrets; an unexpected exception's text is not sent. An
+agent whose run raises is a ``PluginError`` naming the agent key, its plugin and distribution and the
+exception's type (:func:`jarvis_server.withheld.agent_failure`); the log line names the same and where it was
+raised.
 """
 
 from __future__ import annotations
@@ -80,6 +84,7 @@ _MAP: List[Tuple[type, int, str]] = [
     (E.EngineError, 502, "upstream_error"),
     (E.ConfigError, 400, "invalid_request"),
     (E.UsageError, 400, "invalid_request"),
+    (E.PluginError, 500, "plugin_error"),
     (E.JarvisError, 500, "internal_error"),
 ]
 

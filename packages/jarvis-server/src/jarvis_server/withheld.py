@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import logging
 import traceback
+from typing import Any, Optional
 
-__all__ = ["log_withheld", "withheld_message"]
+__all__ = ["agent_failure", "log_withheld", "withheld_message"]
 
 log = logging.getLogger("jarvis_server")
 
@@ -37,3 +38,22 @@ def log_withheld(exc: BaseException, doing: str) -> None:
               name, doing, _where(exc))
     if log.isEnabledFor(logging.DEBUG):
         log.debug("frames of that %s:\n%s", name, "".join(traceback.format_tb(exc.__traceback__)).rstrip())
+
+
+def agent_failure(key: str, exc: Exception, registry: Optional[Any] = None) -> Exception:
+    """What agent ``key``'s run raised, as the client and the log should see it: jarvis' own errors as they
+    are; anything else as a :class:`~jarvis_core.errors.PluginError` naming the agent key, its plugin and
+    distribution (the exception's type, never its text), logged the same way with the place it was raised."""
+    from jarvis_core.errors import JarvisError
+
+    if isinstance(exc, JarvisError) or not key:
+        return exc
+    if registry is None:
+        from jarvis_core.plugins.registry import get_registry
+
+        registry = get_registry()
+    reg = registry.items("agent").get(key)
+    if reg is None:
+        return exc
+    log_withheld(exc, f"running {reg.describe()}")
+    return reg.error(f"failed while running ({type(exc).__name__}; see the server log)")

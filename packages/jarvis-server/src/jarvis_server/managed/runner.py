@@ -33,7 +33,7 @@ from jarvis_core.types import AgentContext
 from jarvis_server.chat_wire import DONE, ChunkWriter, sse, usage_object
 from jarvis_server.managed.store import Store
 from jarvis_server.openai_errors import RequestError, sse_error
-from jarvis_server.withheld import log_withheld, withheld_message
+from jarvis_server.withheld import agent_failure, log_withheld, withheld_message
 
 __all__ = ["END", "RunTask", "events_as_sse", "off_the_loop", "run_error"]
 
@@ -89,7 +89,10 @@ class RunTask:
     """
 
     def __init__(self, store: Store, agent: Any, *, agent_id: str, run_id: str, input: str,
-                 context: AgentContext, delivered: Sequence[str], release: bool, stream: bool) -> None:
+                 context: AgentContext, delivered: Sequence[str], release: bool, stream: bool,
+                 agent_type: str = "", registry: Any = None) -> None:
+        #: The agent's registry key and the registry: an unexpected failure of its run names its plugin.
+        self.agent_type, self.registry = agent_type, registry
         self.store = store
         self.agent = agent
         self.agent_id = agent_id
@@ -149,8 +152,9 @@ class RunTask:
         except asyncio.CancelledError:
             status, error = "cancelled", "the client went away (or the server stopped) during the run"
         except Exception as exc:
-            status, error = "failed", run_error(exc, f"run {self.run_id}", logged=self.queue is not None)
-            self._end(exc)
+            failure = agent_failure(self.agent_type, exc, self.registry)
+            status, error = "failed", run_error(failure, f"run {self.run_id}", logged=self.queue is not None)
+            self._end(failure)
         finally:
             if answer is None:
                 answer = "".join(text)

@@ -219,7 +219,8 @@ class ManagedAgents:
         # An agent keeping its own session loads its history itself; the listing would repeat it.
         context = AgentContext() if getattr(agent, "accepts_stores", False) else await self._context(row["id"], before)
         run = RunTask(self.store, agent, agent_id=row["id"], run_id=run_id, input=input, context=context,
-                      delivered=delivered, release=release, stream=stream).start()
+                      delivered=delivered, release=release, stream=stream, agent_type=row["agent_type"],
+                      registry=self.registry).start()
         self.runs[run_id] = run
         assert run.task is not None
         run.task.add_done_callback(lambda _t: self.runs.pop(run_id, None))
