@@ -214,6 +214,16 @@ def test_bad_timeouts_are_config_errors(name, timeout):
         ENGINES[name]("http://127.0.0.1:9", timeout=timeout)
 
 
+@pytest.mark.parametrize("name", ["ollama", "llamacpp", "vllm"])
+def test_the_deadline_is_on_by_default_and_inf_switches_it_off(name):
+    # A default config gets DEFAULT_DEADLINE, so a keep-alive drip (next test) cannot hold a request for good.
+    from jarvis_core.engine.limits import DEFAULT_DEADLINE
+
+    assert ENGINES[name]("http://127.0.0.1:9").limits.deadline == DEFAULT_DEADLINE
+    assert ENGINES[name]("http://127.0.0.1:9", deadline=float("inf")).limits.deadline is None
+    assert ENGINES[name]("http://127.0.0.1:9", deadline=30).limits.deadline == 30
+
+
 @pytest.mark.parametrize("name", sorted(ENGINES))
 def test_keep_alive_drip_is_cut_by_the_deadline(name):
     # A comment / blank line every 0.2 s and never a token: the read timeout never fires; the deadline does.

@@ -137,6 +137,25 @@ def test_a_crashed_server_is_replaced_and_the_engine_follows_it(runnable, engine
     assert engine.server.status().url != old.url
 
 
+def test_a_request_sent_right_after_a_crash_is_answered_by_the_restarted_server(runnable, engines):
+    # Sent before the supervisor noticed the crash: the request reaches no server (refused, or a pooled
+    # connection reset); it is sent once more to the restarted one instead of failing.
+    engine = small(engines, progress=False)
+    assert engine.generate(CHAT, temperature=0).content == ANSWER
+    os.kill(engine.server.status().pid, signal.SIGKILL)
+    assert engine.generate(CHAT, temperature=0).content == ANSWER
+    assert engine.server.status().restart_count == 1
+
+    async def streamed() -> str:
+        try:
+            os.kill(engine.server.status().pid, signal.SIGKILL)
+            return "".join([c.content async for c in engine.stream_full(CHAT, temperature=0) if c.content])
+        finally:
+            await engine.aclose()
+
+    assert asyncio.run(streamed()) == ANSWER
+
+
 def test_unknown_options_fail_before_anything_starts(runnable, engines):
     engine = small(engines, progress=False)
     with pytest.raises(InvalidOptionError, match="nonsense"):

@@ -38,7 +38,7 @@ class CloudConfig:
     max_retries: Optional[int] = attrs.field(default=None, validator=validator(check_count, minimum=0))
     anthropic_version: Optional[str] = None
     openai_max_tokens_field: Optional[str] = None
-    #: Seconds for a whole request, first byte to last (``None``: no total deadline).
+    #: Seconds for a whole request, first byte to last (``None``: 600, the default; ``inf``: no total deadline).
     deadline: Optional[float] = attrs.field(default=None, validator=validator(check_seconds))
     #: Bytes one reply may take (``None``: only the bound derived from ``max_tokens``).
     max_output_bytes: Optional[int] = attrs.field(default=None, validator=validator(check_count))

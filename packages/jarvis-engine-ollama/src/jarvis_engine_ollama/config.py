@@ -49,7 +49,7 @@ class OllamaConfig:
     num_ctx: Optional[int] = attrs.field(default=None, validator=_validate(check_num_ctx))
     keep_alive: Any = attrs.field(default=None, validator=_validate(check_keep_alive))
     think: Any = attrs.field(default=None, validator=_validate(check_think))
-    #: Seconds for a whole request, first byte to last (``None``: no total deadline).
+    #: Seconds for a whole request, first byte to last (``None``: 600, the default; ``inf``: no total deadline).
     deadline: Optional[float] = attrs.field(default=None, validator=validator(check_seconds))
     #: Bytes one reply may take (``None``: only the bound derived from ``max_tokens``).
     max_output_bytes: Optional[int] = attrs.field(default=None, validator=validator(check_count))

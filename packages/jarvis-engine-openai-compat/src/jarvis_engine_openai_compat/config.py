@@ -36,7 +36,7 @@ class OpenAICompatConfig:
     #: models without tool calling) or ``auto`` (llama.cpp: asks the server whether the model's template
     #: supports tools; other engines: native).
     tool_mode: Optional[str] = None
-    #: Seconds for a whole request, first byte to last (``None``: no total deadline).
+    #: Seconds for a whole request, first byte to last (``None``: 600, the default; ``inf``: no total deadline).
     deadline: Optional[float] = attrs.field(default=None, validator=validator(check_seconds))
     #: Bytes one reply may take (``None``: only the bound derived from ``max_tokens``).
     max_output_bytes: Optional[int] = attrs.field(default=None, validator=validator(check_count))

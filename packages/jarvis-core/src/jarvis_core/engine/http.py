@@ -36,7 +36,7 @@ import httpx
 from jarvis_core.engine.base import InferenceEngine
 from jarvis_core.engine.compat import DeprecatedHTTPEngineMethods
 from jarvis_core.engine.http_errors import classify_http_error, error_from_payload, parse_retry_after
-from jarvis_core.engine.limits import ReplyLimits, check_count, check_seconds
+from jarvis_core.engine.limits import ReplyLimits, check_count, check_seconds, request_deadline
 from jarvis_core.engine.pool import async_transport, pool_limits
 from jarvis_core.engine.redaction import protect_logs
 from jarvis_core.engine.streams import DEFAULT_MAX_LINE, SSEByteDecoder, _TextLines
@@ -119,8 +119,9 @@ class HTTPEngine(InferenceEngine, DeprecatedHTTPEngineMethods):
     :param timeout: read timeout in seconds for a request (streams: between two chunks).
     :param connect_timeout: seconds to establish a connection.
     :param health_timeout: seconds for :meth:`health`.
-    :param deadline: seconds for a whole request, streamed or not (``None``: none; each silence is still
-        bounded by ``timeout``).
+    :param deadline: seconds for a whole request, streamed or not (``None``: 600, the default of
+        :func:`~jarvis_core.engine.limits.request_deadline`; ``inf``: none, each silence is still bounded by
+        ``timeout``).
     :param max_output_bytes: wire bytes of one reply; a stream is also cut once it clearly exceeds the
         ``max_tokens`` it was asked for (see :class:`~jarvis_core.engine.limits.ReplyLimits`).
     :param max_line_bytes: the longest line, SSE event or non-streamed body accepted (16 MiB).
@@ -169,7 +170,7 @@ class HTTPEngine(InferenceEngine, DeprecatedHTTPEngineMethods):
             self.connect_timeout: float = check_seconds("connect_timeout", connect_timeout, allow_none=False) or 0.0
             self.health_timeout: float = check_seconds("health_timeout", health_timeout, allow_none=False) or 0.0
             self.limits = ReplyLimits(
-                deadline=check_seconds("deadline", deadline),
+                deadline=request_deadline(deadline),
                 max_output_bytes=check_count("max_output_bytes", max_output_bytes),
                 max_line=check_count("max_line_bytes", max_line_bytes) or DEFAULT_MAX_LINE,
             )

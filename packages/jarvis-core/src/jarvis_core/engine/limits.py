@@ -21,17 +21,23 @@ from jarvis_core.engine.streams import DEFAULT_MAX_LINE
 
 __all__ = [
     "BYTES_PER_TOKEN",
+    "DEFAULT_DEADLINE",
     "DEFAULT_MAX_LINE",
     "ReplyLimits",
     "check_count",
     "check_finite",
     "check_seconds",
+    "request_deadline",
     "validator",
 ]
 
 #: Wire bytes one generated token may cost before a reply counts as clearly longer than was asked
 #: (an OpenAI-style SSE event for one token is 150-400 bytes; this leaves a wide margin).
 BYTES_PER_TOKEN = 4096
+#: Seconds a whole request may take when the engine's ``deadline`` is not set: longer than any interactive
+#: reply, short enough that a server dripping keep-alive lines cannot hold a request for good. Long local
+#: generations raise it (``deadline = 3600``); ``inf`` switches it off.
+DEFAULT_DEADLINE = 600.0
 #: Wire bytes every reply may use on top of that (metadata, keep-alive comments, a final usage event).
 _SLACK_BYTES = 1024 * 1024
 
@@ -77,6 +83,15 @@ def check_count(name: str, value: Any, *, minimum: int = 1) -> Optional[int]:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
     return value
+
+
+def request_deadline(value: Any) -> Optional[float]:
+    """The total deadline of a request for the ``deadline`` setting ``value``: :data:`DEFAULT_DEADLINE` when
+    unset, ``None`` (no deadline) for ``inf``, else the number of seconds (checked as :func:`check_seconds`)."""
+    seconds = check_seconds("deadline", value)
+    if seconds is None:
+        return DEFAULT_DEADLINE
+    return None if math.isinf(seconds) else seconds
 
 
 def validator(check: Callable[..., Any], **kwargs: Any) -> Callable[[Any, Any, Any], None]:

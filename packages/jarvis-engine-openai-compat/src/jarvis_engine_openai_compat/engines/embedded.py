@@ -26,7 +26,7 @@ from typing import Any, AsyncIterator, Callable, ClassVar, FrozenSet, List, Opti
 import attrs
 
 from jarvis_core.engine.base import InferenceEngine, ToolLike
-from jarvis_core.errors import ConfigError, EngineConnectionError, EngineError, EngineTimeoutError
+from jarvis_core.errors import ConfigError, EngineConnectionError, EngineError, EngineTimeoutError, StreamError
 from jarvis_core.types import Completion, MessageLike, StreamChunk
 
 from ..server.config import DEFAULTS, ServerConfig
@@ -173,6 +173,20 @@ class EmbeddedEngine(InferenceEngine):
             f"embedded: the managed llama.cpp server is restarting and not ready yet ({status.state.value}): "
             f"{status.last_error or 'not ready'}", engine_id="embedded")
 
+    def _lost_to_a_crash(self, exc: EngineError) -> bool:
+        """Whether a request failed because the managed server died under it (it was sent in the moment
+        between the crash and the supervisor noticing it): then it is sent once more, to the restarted server
+        (:meth:`_ensure_started` waits for it), which is safe since a completion changes nothing on the server
+        and the caller had nothing of the reply yet. A timeout, or a failure of a server that is still up, is
+        the caller's."""
+        server = self._server
+        if server is None or isinstance(exc, EngineTimeoutError):
+            return False
+        try:
+            return not (server.alive() and server.status().healthy)
+        except Exception:
+            return False
+
     def prepare(self, model: str) -> None:
         """Start the server now (it otherwise starts on the first request)."""
         self._ensure_started()
@@ -211,9 +225,14 @@ class EmbeddedEngine(InferenceEngine):
     ) -> Completion:
         """One reply from the managed server (started on first use)."""
         self.check_options(options)
-        engine = self._ensure_started()
-        return engine.generate(messages, model=model or self.alias, temperature=temperature,
-                               max_tokens=max_tokens or self.max_tokens, tools=tools, **options)
+        kwargs = dict(model=model or self.alias, temperature=temperature, max_tokens=max_tokens or self.max_tokens,
+                      tools=tools, **options)
+        try:
+            return self._ensure_started().generate(messages, **kwargs)
+        except (EngineConnectionError, StreamError) as exc:
+            if not self._lost_to_a_crash(exc):
+                raise
+        return self._ensure_started().generate(messages, **kwargs)
 
     async def agenerate(
         self,
@@ -228,9 +247,14 @@ class EmbeddedEngine(InferenceEngine):
         """One reply from the managed server, awaited (the server starts in a thread, the request does not
         need one)."""
         self.check_options(options)
-        engine = await asyncio.to_thread(self._ensure_started)
-        return await engine.agenerate(messages, model=model or self.alias, temperature=temperature,
-                                      max_tokens=max_tokens or self.max_tokens, tools=tools, **options)
+        kwargs = dict(model=model or self.alias, temperature=temperature, max_tokens=max_tokens or self.max_tokens,
+                      tools=tools, **options)
+        try:
+            return await (await asyncio.to_thread(self._ensure_started)).agenerate(messages, **kwargs)
+        except (EngineConnectionError, StreamError) as exc:
+            if not self._lost_to_a_crash(exc):
+                raise
+        return await (await asyncio.to_thread(self._ensure_started)).agenerate(messages, **kwargs)
 
     async def stream_full(
         self,
@@ -244,9 +268,18 @@ class EmbeddedEngine(InferenceEngine):
     ) -> AsyncIterator[StreamChunk]:
         """Stream a reply (the server starts in a thread, so the event loop is not blocked meanwhile)."""
         self.check_options(options)
-        engine = await asyncio.to_thread(self._ensure_started)
-        async for chunk in engine.stream_full(messages, model=model or self.alias, temperature=temperature,
-                                              max_tokens=max_tokens or self.max_tokens, tools=tools, **options):
+        kwargs = dict(model=model or self.alias, temperature=temperature, max_tokens=max_tokens or self.max_tokens,
+                      tools=tools, **options)
+        sent = False
+        try:
+            async for chunk in (await asyncio.to_thread(self._ensure_started)).stream_full(messages, **kwargs):
+                sent = True
+                yield chunk
+            return
+        except (EngineConnectionError, StreamError) as exc:
+            if sent or not self._lost_to_a_crash(exc):
+                raise
+        async for chunk in (await asyncio.to_thread(self._ensure_started)).stream_full(messages, **kwargs):
             yield chunk
 
     async def stream(
@@ -259,12 +292,11 @@ class EmbeddedEngine(InferenceEngine):
         tools: Optional[Sequence[ToolLike]] = None,
         **options: Any,
     ) -> AsyncIterator[str]:
-        """Stream the reply text."""
-        self.check_options(options)
-        engine = await asyncio.to_thread(self._ensure_started)
-        async for text in engine.stream(messages, model=model or self.alias, temperature=temperature,
-                                        max_tokens=max_tokens or self.max_tokens, tools=tools, **options):
-            yield text
+        """Stream the reply text (the content deltas of :meth:`stream_full`)."""
+        async for chunk in self.stream_full(messages, model=model, temperature=temperature, max_tokens=max_tokens,
+                                            tools=tools, **options):
+            if chunk.content:
+                yield chunk.content
 
     # -- management -----------------------------------------------------------------------------
     def list_models(self) -> List[str]:
