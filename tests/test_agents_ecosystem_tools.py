@@ -181,3 +181,42 @@ def test_the_seed_example_with_calculator_and_web_search(tmp_path):
     finally:
         backend.stop()
         search.stop()
+
+
+async def test_jarvis_serve_offers_jarvis_tools_over_mcp_http_with_its_token(tmp_path):
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    (tmp_path / "config.toml").write_text('[mcp]\nserve = ["calculator", "think"]\n', encoding="utf-8")
+    backend = _model()
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jarvis_core.cli.main", "serve", "--port", str(port), "--engine", "openai-compat",
+         "--engine-host", backend.url + "/v1", "--model", "m", "--token", "serve-token-0123456789abcdef"],
+        env=_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, proc.stderr.read()[-3000:] if proc.stderr else ""
+            try:
+                if httpx.get(url + "/health", timeout=1, headers={"Authorization": "Bearer serve-token-0123456789abcdef"}).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "jarvis serve did not become healthy"
+            time.sleep(0.2)
+        assert httpx.post(url + "/mcp", json={}, timeout=10).status_code == 401  # the server's token guards /mcp
+        http = httpx2.AsyncClient(headers={"Authorization": "Bearer serve-token-0123456789abcdef"})
+        async with Client(streamable_http_client(url + "/mcp", http_client=http), mode="legacy") as client:
+            names = sorted(t.name for t in (await client.list_tools()).tools)
+            assert names == ["calculator", "think"]
+            result = await client.call_tool("calculator", {"expression": "6 * 7"})
+            assert (result.is_error, result.content[0].text) == (False, "42")
+    finally:
+        proc.kill()
+        proc.wait()
+        if proc.stderr:
+            proc.stderr.close()
+        backend.stop()

@@ -69,7 +69,7 @@ class McpServerConfig:
 @attrs.frozen
 class McpConfig:
     """The ``[mcp]`` table: ``servers`` by name, and ``serve`` (the tools ``jarvis mcp serve`` exposes when
-    ``--tools`` is not given)."""
+    ``--tools`` is not given, and ``jarvis serve`` at ``/mcp``)."""
 
     servers: Dict[str, McpServerConfig] = attrs.Factory(dict)
     serve: List[str] = attrs.Factory(list)

@@ -16,6 +16,7 @@ from starlette.routing import BaseRoute, Route
 
 from jarvis_core.errors import ConfigError
 from jarvis_server import openai_routes
+from jarvis_server.mounts import ServerMount, lifespans, server_mounts
 from jarvis_server.security import SecurityLayer
 from jarvis_server.settings import ServerSettings
 from jarvis_server.state import ServerState
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["create_app", "verify_front_door"]
 
 
-def _routes(state: ServerState) -> List[BaseRoute]:
+def _routes(state: ServerState, mounts: List[ServerMount]) -> List[BaseRoute]:
     routes: List[BaseRoute] = [
         Route("/v1/chat/completions", openai_routes.chat_completions, methods=["POST"]),
         Route("/v1/models", openai_routes.list_models, methods=["GET"]),
@@ -34,6 +35,8 @@ def _routes(state: ServerState) -> List[BaseRoute]:
     ]
     if state.managed is not None:
         routes.extend(state.managed.routes())
+    # An ASGI app as the endpoint: it gets the scope with its own path (no Mount: no slash redirect).
+    routes.extend(Route(m.path, m.app) for m in mounts)
     return routes
 
 
@@ -84,10 +87,12 @@ def create_app(
     """The application: the OpenAI-compatible routes (and managed agents when ``managed`` is given) over
     ``engine``, behind the security layer. The caller owns ``engine`` (closes it). ``agent`` names a
     registered agent that answers chat completions by default; ``config`` is the jarvis config agents read;
-    ``settings`` the ``[server]`` limits and allow-lists (its defaults when not given)."""
+    ``settings`` the ``[server]`` limits and allow-lists (its defaults when not given). Apps other
+    distributions mount (:mod:`jarvis_server.mounts`) are served behind the same layer."""
     state = ServerState(engine, engine_key=engine_key, model=model, default_max_tokens=default_max_tokens,
                         threads=threads, managed=managed, agent=agent, config=config, settings=settings)
     holder: List[SecurityLayer] = []
+    mounts = server_mounts(config)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -96,12 +101,13 @@ def create_app(
         if managed is not None:
             await managed.start()
         try:
-            yield
+            async with lifespans(mounts):
+                yield
         finally:
             if managed is not None:
                 await managed.stop()
 
-    inner = Starlette(routes=_routes(state), lifespan=lifespan)
+    inner = Starlette(routes=_routes(state, mounts), lifespan=lifespan)
     inner.state.jarvis = state
     layer = SecurityLayer(inner, token=token, allowed_hosts=allowed_hosts)
     holder.append(layer)
