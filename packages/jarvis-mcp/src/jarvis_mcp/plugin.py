@@ -8,7 +8,7 @@ them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Dict
 
 from jarvis_core import hookimpl
 from jarvis_mcp.catalog import Offer, configured_servers, offers, read_cache
@@ -48,8 +48,17 @@ def _describe(offer: Offer) -> str:
 
 @hookimpl
 def jarvis_register_tools(register: Any) -> None:
+    seen: Dict[str, str] = {}
     for server, table in configured_servers().items():
         for offer in offers(server, table, read_cache(server, table)):
+            if offer.key in seen:  # two servers with a tool of the same name: the first keeps it
+                import warnings
+
+                warnings.warn(f"MCP servers {seen[offer.key]!r} and {server!r} both offer a tool {offer.key!r}; "
+                              f"{server!r}'s is not used (set prefix = \"...\" in [mcp.servers.{server}])",
+                              stacklevel=2)
+                continue
+            seen[offer.key] = server
             register(offer.key, McpToolFactory(offer), description=_describe(offer), server=server)
 
 
