@@ -26,7 +26,7 @@ def test_the_tools_list_registers_names_before_any_listing(tmp_path):
     tools = _tools(tmp_path, '[mcp.servers.a]\ncommand = "never-started"\ntools = ["add", "note"]\n'
                              '[mcp.servers.b]\ncommand = "never-started-either"\ntools = ["add"]\n')
     assert [(t["key"], t["server"], t["side_effects"], t["confirm"]) for t in tools] == [
-        ("add", "a", "unknown", "unknown"), ("note", "a", "unknown", "unknown")]  # b's "add" is not taken
+        ("add", "a", None, None), ("note", "a", None, None)]  # not listed yet: no policy; b's "add" is not taken
 
 
 def test_a_cached_listing_gives_every_tool_its_policy(tmp_path):
