@@ -7,9 +7,10 @@ import json
 import os
 import subprocess
 import sys
+from typing import Optional
 
 
-def _tools(home, config: str, cache: dict = None) -> list:
+def _tools(home, config: str, cache: Optional[dict] = None) -> list:
     (home / "config.toml").write_text(config, encoding="utf-8")
     for server, doc in (cache or {}).items():
         (home / "mcp").mkdir(exist_ok=True)
