@@ -72,7 +72,9 @@ def home(tmp_path) -> pathlib.Path:
         f"args = [{json.dumps(str(SERVER))}]\n"
         'tools = ["add"]\n'
         "[agents.orchestrator]\n"
-        'mode = "function_calling"\n', encoding="utf-8")
+        'mode = "function_calling"\n'
+        "[server]\n"
+        'tools = ["add"]\n', encoding="utf-8")  # the server lets API clients use the MCP tool
     return tmp_path
 
 
@@ -127,7 +129,7 @@ def test_a_managed_agent_of_jarvis_serve_uses_an_mcp_tool(home):
             assert time.monotonic() < deadline, "jarvis serve did not become healthy"
             time.sleep(0.2)
         created = httpx.post(url + "/v1/managed-agents", timeout=120, json={  # builds the tools: starts the MCP server
-            "name": "mcp", "agent_type": "orchestrator", "config": {"tools": ["add"], "mode": "function_calling"}})
+            "name": "mcp", "agent_type": "orchestrator", "config": {"tools": ["add"]}})
         assert created.status_code == 201, created.text
         agent = created.json()["id"]
         queued = httpx.post(f"{url}/v1/managed-agents/{agent}/messages", timeout=10,
