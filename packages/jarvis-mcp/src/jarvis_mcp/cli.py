@@ -16,7 +16,7 @@ import argparse
 import sys
 from typing import Any, Dict, List
 
-from jarvis_core.cli.listing import add_json_options
+from jarvis_core.commands import add_json_options
 
 __all__ = ["add_parser", "run"]
 
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _tools(args: argparse.Namespace) -> int:
-    from jarvis_core.cli.listing import format_table, wants_json, write_json
+    from jarvis_core.commands import format_table, wants_json, write_json
     from jarvis_core.errors import ConfigError
     from jarvis_mcp.client import listing_of
     from jarvis_mcp.errors import McpError

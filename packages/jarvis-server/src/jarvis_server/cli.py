@@ -60,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
 
     import uvicorn
 
+    from jarvis_core import commands
     from jarvis_core.aliases import resolve_alias
-    from jarvis_core.cli import output
     from jarvis_core.config import load_config
     from jarvis_core.engine_choice import choose_engine, describe_engine, resolve_model
     from jarvis_core.errors import JarvisError
@@ -85,10 +85,10 @@ def run(args: argparse.Namespace) -> int:
         get_registry().get("agent", args.agent)  # an unknown name is an error listing the installed agents
     alias = resolve_alias(config, args.model)  # an alias's engine, unless --engine names one
     choice = choose_engine(config, args.engine or (alias.engine if alias else None), host=args.engine_host,
-                           announce=output.announce)
+                           announce=commands.announce)
     managed = None
     try:
-        model = resolve_model(choice.engine, choice.key, config, args.model, announce=output.announce)
+        model = resolve_model(choice.engine, choice.key, config, args.model, announce=commands.announce)
         if not args.no_agents:
             from jarvis_server.managed.service import open_service
 
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         stack = http_stack()
         if stack != "httptools + uvloop":
             stack += "; pip install 'jarvis-server[fast]' for httptools and uvloop"
-        output.announce(f"serving {describe_engine(choice.key, choice.engine)}, model {model}, on "
+        commands.announce(f"serving {describe_engine(choice.key, choice.engine)}, model {model}, on "
                         f"http://{args.host}:{args.port} ({auth}; {stack})")
         try:
             server.run()

@@ -21,7 +21,8 @@ import sys
 import time
 from typing import Any, Dict, List
 
-from jarvis_core.cli.arg_types import finite_float, positive_int
+from jarvis_core import commands
+from jarvis_core.commands import finite_float, positive_int
 
 __all__ = ["AGENTS", "add_parser", "run"]
 
@@ -110,8 +111,6 @@ def _run(args: argparse.Namespace) -> int:
     from jarvis_agents.agents.operator_memory import check_operator_id
     from jarvis_agents.operators.schedule import Schedule
     from jarvis_agents.operators.scheduler import TaskScheduler
-    from jarvis_core.cli import output
-    from jarvis_core.cli.cmd_ask import show_agent_event
     from jarvis_core.errors import JarvisError
 
     check_operator_id(args.operator_id)
@@ -127,18 +126,18 @@ def _run(args: argparse.Namespace) -> int:
             agent = _agent(args, engine, model, config, registry, store)
             scheduler = TaskScheduler(on_tick=lambda record: _print_tick(record, args, scheduled=not schedule.manual))
             scheduler.add(args.operator_id, agent, instruction, every=schedule.every, cron=schedule.cron,
-                          max_ticks=args.max_ticks, on_event=show_agent_event)
+                          max_ticks=args.max_ticks, on_event=commands.show_agent_event)
             if schedule.manual:
                 record = asyncio.run(scheduler.tick_now(args.operator_id))
                 if not record.ok and not args.json:
                     raise JarvisError(f"operator {args.operator_id!r}: the tick failed: {record.error}")
                 return 0 if record.ok else 1
-            output.announce(f"operator {args.operator_id}: {schedule.describe()} (Ctrl-C to stop)")
+            commands.announce(f"operator {args.operator_id}: {schedule.describe()} (Ctrl-C to stop)")
             asyncio.run(scheduler.run())
             records = scheduler.records(args.operator_id)
             failed = sum(1 for r in records if not r.ok)
             if failed:
-                output.announce(f"{failed} of {len(records)} tick(s) failed")
+                commands.announce(f"{failed} of {len(records)} tick(s) failed")
             return 1 if failed else 0
     finally:
         store.close()
@@ -152,7 +151,6 @@ class _engine:
         self.choice: Any = None
 
     def __enter__(self) -> Any:
-        from jarvis_core.cli import output
         from jarvis_core.config import load_config
         from jarvis_core.engine_choice import choose_engine, resolve_model
         from jarvis_core.plugins.registry import get_registry
@@ -160,9 +158,9 @@ class _engine:
         config = load_config()
         registry = get_registry()
         registry.get("agent", self.args.agent)  # not installed: an error listing the installed agents
-        self.choice = choose_engine(config, self.args.engine, host=self.args.host, announce=output.announce)
+        self.choice = choose_engine(config, self.args.engine, host=self.args.host, announce=commands.announce)
         try:
-            model = resolve_model(self.choice.engine, self.choice.key, config, self.args.model, announce=output.announce)
+            model = resolve_model(self.choice.engine, self.choice.key, config, self.args.model, announce=commands.announce)
         except BaseException:
             self.choice.engine.close()
             raise
@@ -174,12 +172,11 @@ class _engine:
 
 def _agent(args: argparse.Namespace, engine: Any, model: str, config: Any, registry: Any, store: Any) -> Any:
     from jarvis_core.agents.factory import create_agent
-    from jarvis_core.cli.cmd_ask import parse_tools
     from jarvis_core.config import jarvis_home
     from jarvis_core.tools.factory import create_tool
 
     tools = [create_tool(k, config=config, registry=registry, engine=engine, model=model, home=jarvis_home())
-             for k in parse_tools(args.tools)]
+             for k in commands.parse_tools(args.tools)]
     settings = {"temperature": args.temperature, "max_tokens": args.max_tokens, "max_turns": args.max_turns}
     return create_agent(args.agent, engine, model=model, config=config, registry=registry,
                         operator_id=args.operator_id, sessions=store.sessions, state=store.state, tools=tools,
@@ -187,7 +184,6 @@ def _agent(args: argparse.Namespace, engine: Any, model: str, config: Any, regis
 
 
 def _print_tick(record: Any, args: argparse.Namespace, *, scheduled: bool) -> None:
-    from jarvis_core.cli.output import one_line
 
     if args.json:
         sys.stdout.write(json.dumps(record.to_json(), ensure_ascii=False) + "\n")
@@ -196,7 +192,7 @@ def _print_tick(record: Any, args: argparse.Namespace, *, scheduled: bool) -> No
             sys.stdout.write(record.content.rstrip("\n") + "\n")
     else:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(record.started_at))
-        what = f"ok ({record.stop_reason}): {one_line(record.content)[:300]}" if record.ok else f"failed: {record.error}"
+        what = f"ok ({record.stop_reason}): {commands.one_line(record.content)[:300]}" if record.ok else f"failed: {record.error}"
         sys.stdout.write(f"[{when}] {record.operator_id} tick {record.tick} {what}\n")
     sys.stdout.flush()
 
@@ -208,8 +204,6 @@ def _when(moment: Any) -> str:
 
 def _list(args: argparse.Namespace) -> int:
     from jarvis_agents.operators.records import list_records
-    from jarvis_core.cli.listing import format_table
-    from jarvis_core.cli.output import one_line
 
     store = _open_store(args)
     try:
@@ -228,8 +222,8 @@ def _list(args: argparse.Namespace) -> int:
         status = "ok" if last.get("ok") else f"failed: {last.get('error') or '?'}"
         rows.append([str(r.get("operator_id")), str(r.get("agent") or "-"), str(r.get("schedule") or "-"),
                      str(r.get("ticks", 0)), str(r.get("failures", 0)), _when(last.get("started_at")),
-                     one_line(status)[:80]])
-    sys.stdout.write(format_table(["OPERATOR", "AGENT", "SCHEDULE", "TICKS", "FAILED", "LAST TICK", "LAST STATUS"],
+                     commands.one_line(status)[:80]])
+    sys.stdout.write(commands.format_table(["OPERATOR", "AGENT", "SCHEDULE", "TICKS", "FAILED", "LAST TICK", "LAST STATUS"],
                                   rows) + "\n")
     return 0
 
@@ -263,14 +257,13 @@ def _show(args: argparse.Namespace) -> int:
 
 def _describe(operator_id: str, record: Any, state: Any, count: int, messages: List[Any], keys: List[str]) -> str:
     from jarvis_agents.agents.strategies.retrieval import item_text
-    from jarvis_core.cli.output import one_line
 
     lines = [f"operator:     {operator_id}"]
     if record:
         last = record.get("last") or {}
         outcome = f"ok ({last.get('stop_reason')})" if last.get("ok") else f"failed: {last.get('error')}"
         lines += [f"agent:        {record.get('agent')}", f"schedule:     {record.get('schedule')}",
-                  f"instruction:  {one_line(str(record.get('instruction')))}",
+                  f"instruction:  {commands.one_line(str(record.get('instruction')))}",
                   f"ticks:        {record.get('ticks')} ({record.get('failures')} failed)",
                   f"last tick:    {_when(last.get('started_at'))} {outcome}"]
     lines += ["", "state:"]
@@ -279,9 +272,9 @@ def _describe(operator_id: str, record: Any, state: Any, count: int, messages: L
         lines += ["", f"other keys ({len(keys)}): " + ", ".join(keys[:20]) + (" …" if len(keys) > 20 else "")]
     lines += ["", f"last {len(messages)} of {count} message(s):"]
     for m in messages:
-        text = one_line(m.content or "")[:300]
+        text = commands.one_line(m.content or "")[:300]
         if m.tool_calls:
-            calls = ", ".join(f"{c.name} {one_line(c.arguments)[:120]}" for c in m.tool_calls)
+            calls = ", ".join(f"{c.name} {commands.one_line(c.arguments)[:120]}" for c in m.tool_calls)
             text = f"{text} [calls {calls}]".strip()
         who = f"tool {m.name}" if m.role.value == "tool" and m.name else m.role.value
         lines.append(f"  {who}: {text}")

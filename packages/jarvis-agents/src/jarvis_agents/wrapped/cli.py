@@ -18,7 +18,7 @@ import subprocess
 import sys
 from typing import Any
 
-from jarvis_core.cli.listing import add_json_options
+from jarvis_core.commands import add_json_options
 
 __all__ = ["add_parser", "run"]
 
@@ -47,7 +47,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Run ``jarvis wrappers ACTION``."""
     from jarvis_agents.wrapped import checks
-    from jarvis_core.cli.listing import format_table, wants_json, write_json
+    from jarvis_core.commands import format_table, wants_json, write_json
     from jarvis_core.errors import UsageError
 
     if args.action == "setup":

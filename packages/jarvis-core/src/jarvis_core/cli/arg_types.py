@@ -10,33 +10,13 @@ replacement character) and a warning says so; the question is still asked.
 
 from __future__ import annotations
 
-import argparse
-import math
 import warnings
+
+from jarvis_core.commands import finite_float, positive_int
 
 __all__ = ["finite_float", "positive_int", "repair_text"]
 
 
-def finite_float(text: str) -> float:
-    """A number >= 0 that is not NaN nor infinite (``--temperature``)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text!r}")
-    return value
-
-
-def positive_int(text: str) -> int:
-    """A whole number >= 1 (``--max-tokens``)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return value
 
 
 def repair_text(text: str, *, what: str = "the question") -> str:

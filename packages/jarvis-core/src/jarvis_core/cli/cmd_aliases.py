@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from jarvis_core.aliases import ModelAlias
-    from jarvis_core.cli.listing import format_table
+    from jarvis_core.commands import format_table
     from jarvis_core.config import config_path, load_config
     from jarvis_core.config.alias_edit import remove_alias, set_alias
     from jarvis_core.errors import UsageError

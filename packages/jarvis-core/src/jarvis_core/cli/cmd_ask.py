@@ -26,7 +26,8 @@ import sys
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, TypedDict
 
 from jarvis_core.cli.answer_log import add_log_arguments
-from jarvis_core.cli.arg_types import finite_float, positive_int, repair_text
+from jarvis_core.cli.arg_types import repair_text
+from jarvis_core.commands import finite_float, parse_tools, positive_int, show_agent_event, tools_file
 
 if TYPE_CHECKING:
     from jarvis_core.cli.answer_log import AnswerLog
@@ -79,22 +80,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def tools_file(value: Optional[str]) -> Optional[str]:
-    """The path when ``--tools`` names a JSON file of tool schemas (an existing file, or a name ending in
-    ``.json``), else None (registered tool keys)."""
-    import os
-
-    if not value:
-        return None
-    path = value.strip()
-    return path if path.lower().endswith(".json") or os.path.isfile(path) else None
-
-
-def parse_tools(value: Optional[str]) -> List[str]:
-    """``"a, b"`` → ``["a", "b"]``; ``[]`` when ``value`` is a tool-schema file (see :func:`tools_file`)."""
-    if tools_file(value):
-        return []
-    return [t.strip() for t in (value or "").split(",") if t.strip()]
 
 
 def jarvis_from_args(args: argparse.Namespace, config: Optional[JarvisConfig] = None) -> Jarvis:
@@ -199,28 +184,6 @@ def close_quietly(jarvis: Jarvis) -> None:
     except Exception as exc:
         output.show_warning(f"closing the engine failed: {type(exc).__name__}: {exc}", RuntimeWarning, "", 0)
 
-
-def show_agent_event(event: Any, file: Any = None) -> None:
-    """One stderr line for an agent event worth showing: a tool call, its result, a notice, how the run ended."""
-    from jarvis_core.agents.events import Notice, RunFinished, ToolCallFinished, ToolCallsRequested
-    from jarvis_core.cli.output import one_line
-
-    err = file or sys.stderr
-    if isinstance(event, ToolCallsRequested):
-        for call in event.calls:
-            err.write(f"[tool] {call.name} {one_line(call.arguments)[:300]}\n")
-    elif isinstance(event, ToolCallFinished):
-        r = event.result
-        status = "->" if r.ok else "failed:"
-        err.write(f"[tool] {r.name} {status} {one_line(r.content)[:300]} ({r.duration_s:.2f}s)\n")
-    elif isinstance(event, Notice):
-        err.write(f"[{event.kind}] {one_line(event.message)}\n")
-    elif isinstance(event, RunFinished) and event.result.stop_reason != "final":
-        why = event.result.metadata.get("error") or ""
-        err.write(f"[agent] stopped: {event.result.stop_reason}{': ' + one_line(str(why)) if why else ''}\n")
-    else:
-        return
-    err.flush()
 
 
 def stream_answer(jarvis: Jarvis, prompt: Prompt, options: RequestOptions,

@@ -15,7 +15,7 @@ import importlib
 import sys
 from typing import Any, Dict, List, Optional
 
-from jarvis_core.cli.listing import add_json_options, cell, format_table, wants_json, write_json
+from jarvis_core.commands import add_json_options, cell, format_table, wants_json, write_json
 
 __all__ = ["add_parser", "collect", "render", "run"]
 

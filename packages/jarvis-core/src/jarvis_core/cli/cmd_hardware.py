@@ -25,7 +25,7 @@ import argparse
 import sys
 from typing import Any, Dict, List
 
-from jarvis_core.cli.listing import add_json_options, format_table, wants_json, write_json
+from jarvis_core.commands import add_json_options, format_table, wants_json, write_json
 
 __all__ = ["add_parser", "render", "run"]
 

@@ -37,7 +37,7 @@ import re
 import sys
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from jarvis_core.cli.listing import add_json_options, cell, format_table, wants_json, write_json
+from jarvis_core.commands import add_json_options, cell, format_table, wants_json, write_json
 
 __all__ = ["add_parser", "collect", "render", "run", "summarise"]
 

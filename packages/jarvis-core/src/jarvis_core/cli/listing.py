@@ -1,5 +1,5 @@
-"""Tables for people, JSON for scripts: the ``--json`` / ``--indent`` options and :func:`format_table` every
-listing command shares, and what ``jarvis agents`` and ``jarvis tools`` print (the registrations of one kind).
+"""What ``jarvis agents`` and ``jarvis tools`` print: the registrations of one kind, as a table or as JSON
+(with the toolkit every command shares, :mod:`jarvis_core.commands`).
 
 Only the standard library is imported here, and only the registry is read (no agent or tool module is
 imported), so a listing stays as cheap as ``jarvis plugins``.
@@ -8,34 +8,12 @@ imported), so a listing stays as cheap as ``jarvis plugins``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from jarvis_core.cli.output import one_line
+from jarvis_core.commands import add_json_options, cell, format_table, wants_json, write_json
 
-__all__ = ["add_json_options", "add_listing_parser", "cell", "collect", "format_table", "run_listing", "wants_json",
-           "write_json"]
-
-
-def add_json_options(parser: argparse.ArgumentParser) -> None:
-    """``--json`` (the whole document instead of the table) and ``--indent N`` (its indentation; implies
-    ``--json``, so scripts written for the JSON-only commands keep working)."""
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    parser.add_argument("--indent", type=int, default=None, metavar="N",
-                        help="JSON indentation (default 2; 0: one line); implies --json")
-
-
-def wants_json(args: argparse.Namespace) -> bool:
-    """Whether the command was asked for JSON (``--json`` or ``--indent``)."""
-    return bool(getattr(args, "json", False)) or getattr(args, "indent", None) is not None
-
-
-def write_json(doc: Any, args: argparse.Namespace) -> None:
-    """Print ``doc`` as JSON on stdout, indented as ``--indent`` says (default 2; 0 or less: one line)."""
-    indent = getattr(args, "indent", None)
-    indent = 2 if indent is None else (indent if indent > 0 else None)
-    sys.stdout.write(json.dumps(doc, indent=indent, default=repr, ensure_ascii=False) + "\n")
+__all__ = ["add_listing_parser", "collect", "run_listing"]
 
 
 def add_listing_parser(subparsers: Any, name: str, summary: str, description: str) -> argparse.ArgumentParser:
@@ -55,19 +33,6 @@ def collect(registry: Any, kind: str) -> List[Dict[str, Any]]:
         rows.append({**info, "distribution": reg.distribution, "version": reg.version, "plugin": reg.plugin})
     return rows
 
-
-def format_table(headers: Optional[Sequence[str]], rows: Sequence[Sequence[str]]) -> str:
-    """Left-aligned columns, a header line (none when ``headers`` is ``None``: label/value lines), two spaces
-    between columns; the last column is not padded."""
-    every = [headers, *rows] if headers is not None else list(rows)
-    if not every:
-        return ""
-    widths = [max(len(str(r[i])) for r in every) for i in range(len(every[0]))]
-    lines = []
-    for row in every:
-        cells = [str(c).ljust(w) for c, w in zip(row[:-1], widths[:-1], strict=True)] + [str(row[-1])]
-        lines.append("  ".join(cells).rstrip())
-    return "\n".join(lines)
 
 
 def run_listing(args: argparse.Namespace, kind: str, columns: Sequence[str], empty_hint: str,
@@ -91,13 +56,3 @@ def run_listing(args: argparse.Namespace, kind: str, columns: Sequence[str], emp
     sys.stdout.write(format_table([c.upper().replace("_", " ") for c in columns], table) + "\n")
     return 0
 
-
-def cell(value: Any) -> str:
-    """A table cell: ``-`` for nothing, ``yes``/``no`` for booleans, lists joined with commas, text on one line."""
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, (list, tuple)):
-        return ",".join(map(str, value)) or "-"
-    return one_line(str(value))

@@ -12,26 +12,15 @@ from __future__ import annotations
 import sys
 from typing import Any, Optional, TextIO
 
+from jarvis_core.commands import PROG, announce, one_line
+
 __all__ = ["announce", "one_line", "print_error", "show_warning"]
 
-PROG = "jarvis"
-
-
-def one_line(text: str) -> str:
-    """Collapse a (possibly multi-line) message into one line."""
-    parts = [p.strip() for p in str(text).splitlines() if p.strip()]
-    return "; ".join(parts)
 
 
 def _stderr(file: Optional[TextIO]) -> TextIO:
     return file if file is not None else sys.stderr
 
-
-def announce(message: str, *, file: Optional[TextIO] = None) -> None:
-    """Tell the user about a choice made for them (which engine, which model), on stderr."""
-    out = _stderr(file)
-    print(f"{PROG}: {one_line(message)}", file=out)
-    out.flush()
 
 
 def print_error(exc: BaseException, *, debug: bool = False, file: Optional[TextIO] = None) -> None:
