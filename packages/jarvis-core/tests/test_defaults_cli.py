@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from jarvis_core.cli.main import main
+from jarvis_core.testing import installed_registry
 
 
 def _run(capsys, *argv):
@@ -60,7 +61,9 @@ def test_table_shows_each_field_with_its_value_and_provenance(capsys, monkeypatc
     cfg = tmp_path / "config.toml"
     cfg.write_text('[model_defaults."llama-3.1"]\ntop_k = 7\n', "utf-8")
     monkeypatch.setenv("JARVIS_CONFIG", str(cfg))
-    assert main(["defaults", "llama3.1:8b", "--backend", "ollama"]) == 0
+    # The core's rules only: an installed prompt-provider distribution adds its own llama-3.1:8b rule.
+    with installed_registry(load_entrypoints=True, allow=["core-defaults", "core-parsers"]):
+        assert main(["defaults", "llama3.1:8b", "--backend", "ollama"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[:3] == ["model    llama3.1:8b", "backend  ollama", ""]
     assert lines[3].split() == ["FIELD", "VALUE", "FROM"]

@@ -136,7 +136,10 @@ def jarvis_backend_defaults(register: DefaultsRegister) -> None:
         against normalized model ids, longest pattern first across every plugin (ties by registration order).
         ``backends`` lists engine keys the rule applies to: ``"*"`` every backend, ``""`` only when the backend
         is unknown. ``sampling`` maps ``temperature``, ``top_p``, ``top_k``, ``min_p``, ``repeat_penalty``,
-        ``presence_penalty`` to values.
+        ``presence_penalty`` to values. ``compute="module:function"`` makes a rule computed by code: the
+        function gets a :class:`jarvis_core.defaults.ModelInfo` (id, backend, local file) and returns a
+        :class:`jarvis_core.defaults.Computed` (other ids of the model, and values) or None; ``pattern="*"``
+        asks it about every model (:mod:`jarvis_core.defaults.hooks`).
 
     .. versionadded:: 0.1
     """

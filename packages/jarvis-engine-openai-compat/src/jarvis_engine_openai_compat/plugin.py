@@ -41,3 +41,6 @@ def jarvis_backend_defaults(register):
     # on "What is the capital of France?": 2 of 5 answers wrong at 0.2, 4 of 5 at 0.7, none at 0), so its
     # rule pins greedy decoding. The pattern is longer than the core's "smollm" family rule, so it wins.
     register("smollm2-135m", backends=("*",), sampling={"temperature": 0.0})
+    # LocalAI's llama.cpp hook: a local GGUF's own metadata (its name, so the family rules match whatever the
+    # file is called; its trained context length) for the engines that serve such files.
+    register("*", backends=("llamacpp", "embedded", ""), compute=f"{_PKG}.gguf_defaults:from_gguf")

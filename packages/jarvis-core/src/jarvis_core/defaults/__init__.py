@@ -17,6 +17,8 @@ from jarvis_core.lazy import lazy_exports
 
 _LAZY = {
     "ENGINE_DEFAULTS": "jarvis_core.defaults.adapter",
+    "Computed": "jarvis_core.defaults.hooks",
+    "ModelInfo": "jarvis_core.defaults.hooks",
     "ModelAdapter": "jarvis_core.defaults.adapter",
     "model_id_candidates": "jarvis_core.defaults.normalize",
     "normalize_model_id": "jarvis_core.defaults.normalize",
@@ -32,6 +34,8 @@ _LAZY = {
 
 __all__ = [
     "ENGINE_DEFAULTS",
+    "Computed",
+    "ModelInfo",
     "SAMPLING_FIELDS",
     "USER_CONFIG",
     "ModelAdapter",
@@ -49,6 +53,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
 
 if TYPE_CHECKING:  # pragma: no cover
     from jarvis_core.defaults.adapter import ENGINE_DEFAULTS, ModelAdapter
+    from jarvis_core.defaults.hooks import Computed, ModelInfo
     from jarvis_core.defaults.normalize import model_id_candidates, normalize_model_id
     from jarvis_core.defaults.resolver import Provenance, Resolved, plugin_rules, resolve
     from jarvis_core.defaults.rules import SAMPLING_FIELDS, USER_CONFIG, Rule, coerce_user_rules

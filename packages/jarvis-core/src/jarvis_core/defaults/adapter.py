@@ -76,20 +76,22 @@ class ModelAdapter:
 
     @classmethod
     def for_model(
-        cls, model: str, backend: Optional[str] = None, *, user_rules: Any = None, registry: Any = None
+        cls, model: str, backend: Optional[str] = None, *, user_rules: Any = None, registry: Any = None,
+        path: Optional[str] = None,
     ) -> ModelAdapter:
-        """The adapter of ``model`` on ``backend`` (cached per model, backend, user rules and registry)."""
+        """The adapter of ``model`` on ``backend`` (cached per model, backend, user rules, registry and
+        ``path``, the model's local file when known: see :func:`~jarvis_core.defaults.resolve`)."""
         if registry is None:
             from jarvis_core.plugins import get_registry
 
             registry = get_registry()
-        key = (model, backend, _rules_key(user_rules), id(registry))
+        key = (model, backend, _rules_key(user_rules), id(registry), path)
         with _lock:
             hit = _adapters.get(key)
             if hit is not None:
                 _adapters.move_to_end(key)
                 return hit
-        adapter = cls(resolve(model, backend, user_rules=user_rules, registry=registry), registry=registry)
+        adapter = cls(resolve(model, backend, user_rules=user_rules, registry=registry, path=path), registry=registry)
         with _lock:
             _adapters[key] = adapter
             while len(_adapters) > _CACHE_SIZE:

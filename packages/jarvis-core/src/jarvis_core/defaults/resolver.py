@@ -8,11 +8,13 @@ rules (longest pattern first across all plugins, ties by registration order). So
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 import attrs
 
+from jarvis_core.defaults.hooks import ModelInfo, run_compute
 from jarvis_core.defaults.normalize import model_id_candidates, normalize_model_id
 from jarvis_core.defaults.rules import SAMPLING_FIELDS, Rule, coerce_user_rules, rules_from_registry
 
@@ -43,6 +45,8 @@ class Resolved:
     extras: Mapping[str, Any] = attrs.field(factory=dict)
     provenance: Mapping[str, Provenance] = attrs.field(factory=dict)
     matched: Tuple[Provenance, ...] = ()
+    #: Every normalized id the rules were matched against (the model's, then those computed from its file).
+    candidates: Tuple[str, ...] = ()
 
     def to_dict(self) -> Dict[str, Any]:
         """A JSON-ready dict (what ``jarvis defaults`` prints)."""
@@ -56,6 +60,7 @@ class Resolved:
             "extras": dict(self.extras),
             "provenance": {k: {"pattern": p.pattern, "distribution": p.distribution} for k, p in self.provenance.items()},
             "matched_rules": [{"pattern": p.pattern, "distribution": p.distribution} for p in self.matched],
+            "matched_ids": list(self.candidates),
         }
 
 
@@ -82,20 +87,46 @@ def plugin_rules(registry: Any = None) -> List[Rule]:
 
 
 def _matching(rules: Sequence[Rule], candidates: Sequence[str], backend: Optional[str]) -> List[Rule]:
-    return [r for r in rules if r.applies_to(backend) and any(r.pattern in c for c in candidates)]
+    return [r for r in rules if r.applies_to(backend) and r.matches(candidates)]
 
 
-def resolve(model: str, backend: Optional[str] = None, *, user_rules: Any = None, registry: Any = None) -> Resolved:
+def _computed(rules: Sequence[Rule], info: ModelInfo, candidates: List[str]) -> List[Rule]:
+    """Run the matching computing rules; their aliases extend ``candidates``; their results as rules."""
+    out: List[Rule] = []
+    for rule in _matching([r for r in rules if r.compute], candidates, info.backend):
+        assert rule.compute is not None
+        found = run_compute(rule.compute, info, where=f"backend-default rule {rule.pattern!r} from "
+                            f"{rule.distribution} (compute {rule.compute})")
+        if found is None:
+            continue
+        for alias in found.aliases:  # "SmolLM2 135M Instruct" is matched as smollm2-135m-instruct
+            candidates.extend(c for c in model_id_candidates("-".join(alias.split())) if c not in candidates)
+        out.append(attrs.evolve(rule, pattern=f"computed by {rule.compute}", tool_parser=found.tool_parser,
+                                reasoning_parser=found.reasoning_parser, sampling=found.sampling,
+                                extras=found.extras, compute=None))
+    return out
+
+
+def resolve(model: str, backend: Optional[str] = None, *, user_rules: Any = None, registry: Any = None,
+            path: Optional[str] = None) -> Resolved:
     """Resolve ``model``'s parsers, sampling and extras for ``backend`` (``None``: backend unknown).
 
     :param user_rules: the user's ``model_defaults`` (a mapping ``{pattern: {field: value}}`` or a list of
         entries with a ``pattern`` key); they beat every plugin rule. Bad entries raise ``ConfigError``.
     :param registry: the registry to read plugin rules from (default: the process-wide one).
+    :param path: the model's local file, when known: rules computed by code (:mod:`jarvis_core.defaults.hooks`)
+        read it, and the ids it gives are matched too. ``model`` itself is taken as the path when it names an
+        existing ``.gguf`` file.
     """
-    candidates = model_id_candidates(model)
+    if path is None and model.lower().endswith(".gguf") and os.path.isfile(model):
+        path = model
+    candidates = list(model_id_candidates(model))
     backend_key = backend.strip().lower() if isinstance(backend, str) and backend.strip() else None
     users = sorted(coerce_user_rules(user_rules), key=lambda r: -len(r.pattern))
-    ordered = _matching(users, candidates, backend_key) + _matching(plugin_rules(registry), candidates, backend_key)
+    plugins = plugin_rules(registry)
+    computed = _computed(plugins, ModelInfo(model, backend_key, path), candidates)
+    declared = [r for r in plugins if not r.compute]
+    ordered = _matching(users, candidates, backend_key) + computed + _matching(declared, candidates, backend_key)
 
     values: Dict[str, Any] = {}
     provenance: Dict[str, Provenance] = {}
@@ -121,4 +152,5 @@ def resolve(model: str, backend: Optional[str] = None, *, user_rules: Any = None
         extras=extras,
         provenance=provenance,
         matched=tuple(Provenance(r.pattern, r.distribution) for r in ordered),
+        candidates=tuple(candidates),
     )

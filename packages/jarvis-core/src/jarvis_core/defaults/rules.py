@@ -22,7 +22,10 @@ __all__ = ["SAMPLING_FIELDS", "USER_CONFIG", "Rule", "coerce_user_rules", "rules
 #: The "distribution" named in provenance for values from the user's config.
 USER_CONFIG = "user config"
 
-_RULE_KEYS = ("backends", "tool_parser", "reasoning_parser", "sampling", "extras")
+_RULE_KEYS = ("backends", "tool_parser", "reasoning_parser", "sampling", "extras", "compute")
+
+#: The pattern of a rule asked about every model (only with ``compute``).
+ANY_MODEL = "*"
 
 
 def _freeze(mapping: Optional[Mapping[str, Any]]) -> Mapping[str, Any]:
@@ -50,6 +53,12 @@ class Rule:
     distribution: str = ""
     plugin: str = ""
     order: int = 0
+    #: ``"module:function"`` computing the rule's values from a :class:`~jarvis_core.defaults.hooks.ModelInfo`.
+    compute: Optional[str] = None
+
+    def matches(self, candidates: Sequence[str]) -> bool:
+        """The pattern is in one of the model's ids (``"*"``: every model)."""
+        return self.pattern == ANY_MODEL or any(self.pattern in c for c in candidates)
 
     def applies_to(self, backend: Optional[str]) -> bool:
         """``"*"`` matches every backend, ``""`` only an unknown backend, a name only that backend."""
@@ -101,6 +110,12 @@ def _build(pattern: Any, fields: Mapping[str, Any], *, where: str) -> Tuple[Opti
             problems.append(f"{where}: {key} must be a parser name (or 'none'), got {value!r}")
             value = None
         parsers[key] = value.strip() if isinstance(value, str) else None
+    compute = fields.get("compute")
+    if compute is not None and (not isinstance(compute, str) or ":" not in compute):
+        problems.append(f"{where}: compute must be a 'module:function' string, got {compute!r}")
+        compute = None
+    if pattern.strip() == ANY_MODEL and compute is None:
+        return None, [*problems, f"{where}: pattern '*' is only for a rule with compute"]
     extras = fields.get("extras") or {}
     if not isinstance(extras, Mapping):
         problems.append(f"{where}: extras must be a table/mapping, got {type(extras).__name__}")
@@ -112,6 +127,7 @@ def _build(pattern: Any, fields: Mapping[str, Any], *, where: str) -> Tuple[Opti
         extras=extras,
         tool_parser=parsers.get("tool_parser"),
         reasoning_parser=parsers.get("reasoning_parser"),
+        compute=compute,
     )
     return rule, problems
 
@@ -170,6 +186,9 @@ def coerce_user_rules(user_rules: Any) -> List[Rule]:
             if key in fields:
                 sampling[key] = fields.pop(key)
         fields["sampling"] = sampling
+        if "compute" in fields:
+            raise ConfigError(f"[model_defaults] entry {pattern!r}: compute is for plugins (a rule computed by "
+                              "code); the config sets values", key="model_defaults")
         rule, problems = _build(pattern, fields, where=f"[model_defaults] entry {pattern!r}")
         if problems or rule is None:
             raise ConfigError("; ".join(problems) or f"invalid model_defaults entry {pattern!r}", key="model_defaults")

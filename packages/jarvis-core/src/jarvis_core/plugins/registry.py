@@ -76,6 +76,7 @@ class DefaultsRegister(Protocol):
         reasoning_parser: Optional[str] = None,
         sampling: Optional[Dict[str, Any]] = None,
         extras: Optional[Dict[str, Any]] = None,
+        compute: Optional[str] = None,
     ) -> None: ...
 
 

@@ -116,6 +116,9 @@ class OpenAICompatEngine(HTTPEngine):
     #: Where an assistant message's reasoning is replayed in the history (llama.cpp, vLLM and SGLang read
     #: ``reasoning_content``; a thinking model's template may need its earlier thinking); ``None``: left out.
     reasoning_field: ClassVar[Optional[str]] = "reasoning_content"
+    #: The local file of the model the server serves, when known (the embedded engine's GGUF): backend
+    #: defaults computed from the file (its metadata) then apply.
+    model_file: Optional[str] = None
 
     def __init__(
         self,
@@ -174,7 +177,7 @@ class OpenAICompatEngine(HTTPEngine):
         """The model's adapter, asked for on every request (:meth:`ModelAdapter.for_model` is the one cache)."""
         from jarvis_core.defaults import ModelAdapter
 
-        return ModelAdapter.for_model(model, self.engine_id, user_rules=self._model_defaults)
+        return ModelAdapter.for_model(model, self.engine_id, user_rules=self._model_defaults, path=self.model_file)
 
     def _checked_mode(self, messages: Sequence[MessageLike], tools: Any, options: Mapping[str, Any]) -> str:
         """:meth:`check_options`, then the requested tool mode (``"auto"`` still to be resolved)."""

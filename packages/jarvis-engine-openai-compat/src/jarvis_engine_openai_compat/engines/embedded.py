@@ -93,6 +93,7 @@ class EmbeddedEngine(InferenceEngine):
         self._starting: Any = None  # the server being started, so close() can stop it without the lock
         self._engine: Any = None
         self._engine_url: Optional[str] = None
+        self._model_file: Optional[str] = None
 
 
     @property
@@ -128,7 +129,7 @@ class EmbeddedEngine(InferenceEngine):
                 if missing:
                     raise EngineConnectionError(f"embedded: cannot start the managed llama.cpp server: {missing}",
                                                 engine_id="embedded")
-                config = attrs.evolve(self._config, model_path=path, alias=self.alias)
+                config = self._sized(attrs.evolve(self._config, model_path=path, alias=self.alias))
                 self._say(f"starting embedded llama.cpp server ({self._label})…")
                 started = time.monotonic()
                 server = ManagedServer(config, bus=self._bus)
@@ -148,8 +149,24 @@ class EmbeddedEngine(InferenceEngine):
                 if self._engine is not None:
                     self._engine.close()
                 self._engine = _ManagedServerEngine(host=url, timeout=600.0)
+                self._engine.model_file = self._model_file
                 self._engine_url = url
             return self._engine
+
+    def _sized(self, config: Any) -> Any:
+        """``config`` with its context per slot no larger than what the model was trained for (read from the
+        GGUF's metadata through the backend defaults), announced when that lowers it. Only for a model file
+        you gave: the bundled SmolLM2's defaults are declared, and reading a GGUF header takes seconds."""
+        from jarvis_core.defaults import ModelAdapter
+
+        if self._config.model_path is None:
+            return config
+        self._model_file = config.model_path
+        trained = ModelAdapter.for_model(self.alias, self.engine_id, path=config.model_path).extras.get("context_length")
+        if isinstance(trained, int) and 64 <= trained < config.ctx_per_slot:
+            self._say(f"context per slot {trained} (the model's trained context length; {config.ctx_per_slot} asked)")
+            return attrs.evolve(config, ctx_per_slot=trained)
+        return config
 
     def _current_url(self) -> str:
         server = self._server
