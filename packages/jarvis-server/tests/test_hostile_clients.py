@@ -280,6 +280,27 @@ def test_a_huge_chunked_body_is_refused_while_it_is_read(serve_cli):
     _assert_live(took, served)
 
 
+def test_a_body_sent_a_byte_at_a_time_gets_408(serve_cli):
+    served = serve_cli(backend(), "body_timeout = 2")
+    answer = b""
+    with socket.create_connection(("127.0.0.1", served.port)) as sock, health_watched(served) as took:
+        sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 1000\r\n\r\n{")
+        sock.settimeout(0.5)
+        started = time.monotonic()
+        while b"\r\n\r\n" not in answer and time.monotonic() - started < 15:
+            with contextlib.suppress(OSError):
+                sock.sendall(b" ")
+            with contextlib.suppress(socket.timeout):
+                piece = sock.recv(4096)
+                if not piece:
+                    break
+                answer += piece
+    assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+    assert time.monotonic() - started < 10
+    _assert_live(took, served)
+
+
 # -- backpressure ------------------------------------------------------------------------------------------------
 def test_a_client_that_stops_reading_pauses_the_engine_read(serve_cli):
     served = serve_cli(backend(fast_mb=300))
@@ -437,7 +458,8 @@ def test_client_mistakes_are_4xx_never_500(serve_cli):
         for name, method, path, body, status in MISTAKES:
             response = httpx.request(method, served.url + path.format(id=agent["id"]), content=body or None,
                                      timeout=30)
-            if response.status_code != status or "error" not in response.json():
+            typed = response.headers.get("content-type", "").startswith("application/json") and "error" in response.json()
+            if response.status_code != status or not typed:
                 failures.append((name, response.status_code, response.text[:200]))
     assert failures == []
     _assert_live(took, served)
