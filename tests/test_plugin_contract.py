@@ -353,7 +353,8 @@ def _free_port() -> int:
 def served(contract_venv):
     port = _free_port()
     proc = subprocess.Popen(
-        [str(contract_venv.python), "-m", "jarvis_core.cli.main", "serve", "--engine", "echo", "--port", str(port)],
+        [str(contract_venv.python), "-m", "jarvis_core.cli.main", "serve", "--engine", "echo", "--agent", "crashes",
+         "--port", str(port)],
         env=contract_venv.env({"JARVIS_LOAD_PLUGINS": f"{CORE},badagents,server"}),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}"
@@ -380,7 +381,7 @@ SERVED = (f"agent 'crashes' {BADAGENTS} failed while running (RuntimeError; see 
 @pytest.mark.parametrize("stream", [False, True])
 def test_the_server_names_the_agent_its_plugin_and_distribution(served, stream):
     url, proc = served
-    body = {"model": "m", "agent": "crashes", "stream": stream, "messages": [{"role": "user", "content": "hi"}]}
+    body = {"model": "m", "stream": stream, "messages": [{"role": "user", "content": "hi"}]}  # the server's agent
     response = httpx.post(url + "/v1/chat/completions", json=body, timeout=60)
     assert response.status_code == 500
     error = response.json()["error"]
