@@ -51,7 +51,7 @@ DEFAULT_AGENT_TYPES: Tuple[str, ...] = ("simple", "orchestrator", "native_react"
                                         "monitor_operative")
 #: Tools managed agents may be given by default: none of them runs code.
 DEFAULT_TOOLS: Tuple[str, ...] = ("calculator", "think", "llm", "memory_store", "memory_retrieve", "memory_search",
-                                  "web_fetch", "file_read", "file_write")
+                                  "web_fetch", "web_search", "file_read", "file_write")
 #: Keys of a managed agent's ``config`` an API client may set by default: what the agent says and how it
 #: samples, never how it is confined.
 DEFAULT_AGENT_OPTIONS: Tuple[str, ...] = ("tools", "approved_tools", "model", "system_prompt", "temperature",
