@@ -171,3 +171,25 @@ def test_the_environment_is_not_leaked_into_errors(home):
     ex = executor("local", stdio(env={"API_TOKEN": "tok-secret"}), "failing")
     assert "tok-secret" not in call(ex, "failing")[1]
     assert os.environ.get("API_TOKEN") is None  # the server's env is its own
+
+
+def _servers_running() -> list:
+    import psutil
+
+    return [p for p in psutil.Process().children(recursive=True)
+            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE and str(SERVER) in " ".join(p.cmdline())]
+
+
+def test_a_server_starts_on_first_use_is_shared_and_stops_at_shutdown(home):
+    assert _servers_running() == []
+    config = stdio()
+    ex = executor("local", config, "add")  # building the tool lists the server's tools: it starts once
+    assert len(_servers_running()) == 1
+    assert call(ex, "add", a=1, b=1) == (True, "2")
+    assert call(executor("local", config, "add"), "add", a=2, b=2) == (True, "4")  # a second agent, same server
+    assert len(_servers_running()) == 1
+    shutdown()  # what atexit runs
+    deadline = time.monotonic() + 10
+    while _servers_running() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _servers_running() == []
