@@ -84,3 +84,20 @@ def test_show_prints_legacy_key_warning_as_one_line(home, capsys):
     captured = capsys.readouterr()
     assert 'host = "http://a:1"' in captured.out
     assert "jarvis: warning:" in captured.err and "'ollama_host' is deprecated" in captured.err
+
+
+def test_show_accepts_openjarvis_engine_keys_with_the_installed_engines(home, capsys):
+    """The keys as OpenJarvis's documents write them, against the real engine schemas: flat keys under
+    [engine], and [engine.llamacpp] binary_path (managed mode)."""
+    pytest.importorskip("jarvis_engine_openai_compat", reason="the embedded engine's schema is in jarvis-engine-openai-compat")
+    (home / "config.toml").write_text(
+        '[engine]\nvllm_host = "http://gpu:8000"\n\n[engine.llamacpp]\nbinary_path = "/opt/llama-server"\n'
+        'model_path = "/models/m.gguf"\n', encoding="utf-8")
+    with installed_registry(load_entrypoints=True, allow=["core-defaults", "core-parsers", "engine-openai-compat"]):
+        assert main(["config", "show"]) == 0
+    captured = capsys.readouterr()
+    assert "[engine.vllm]" in captured.out and 'host = "http://gpu:8000"' in captured.out
+    assert "[engine.embedded]" in captured.out and 'binary_path = "/opt/llama-server"' in captured.out
+    assert 'model_path = "/models/m.gguf"' in captured.out
+    assert "'engine.vllm_host' is deprecated" in captured.err
+    assert "'engine.llamacpp.binary_path' is deprecated; managed mode is the 'embedded' engine" in captured.err

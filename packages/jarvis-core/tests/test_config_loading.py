@@ -212,6 +212,33 @@ def test_legacy_flat_keys_map_to_engine_tables_with_a_warning(tmp_path):
     assert config.engine_section("embedded") == FakeEmbeddedConfig(binary_path="/opt/llama/llama-server")
 
 
+def test_legacy_flat_keys_under_engine_are_accepted_too(tmp_path):
+    """OpenJarvis files write the flat keys inside [engine] as well as at the top level."""
+    path = _write(tmp_path, '[engine]\ndefault = "ollama"\nollama_host = "http://a:11434"\nllamacpp_path = "/opt/ls"\n')
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        config = _load(path)
+    messages = [str(w.message) for w in caught if issubclass(w.category, ConfigDeprecationWarning)]
+    assert len(messages) == 2
+    assert any("'engine.ollama_host' is deprecated" in m and "[engine.ollama] host" in m and "config.toml:3" in m
+               for m in messages)
+    assert config.engine.default == "ollama"
+    assert config.engine_options("ollama") == {"host": "http://a:11434"}
+    assert config.engine_section("embedded") == FakeEmbeddedConfig(binary_path="/opt/ls")
+
+
+def test_managed_mode_keys_of_engine_llamacpp_go_to_the_embedded_engine(tmp_path):
+    path = _write(tmp_path, '[engine.llamacpp]\nhost = "http://c:8080"\nbinary_path = "/opt/llama-server"\n')
+    with pytest.warns(ConfigDeprecationWarning, match=r"'engine\.llamacpp\.binary_path' is deprecated; managed mode "
+                      r"is the 'embedded' engine; write it as \[engine\.embedded\] binary_path"):
+        config = _load(path)
+    assert config.engine_options("llamacpp") == {"host": "http://c:8080"}
+    assert config.engine_section("embedded") == FakeEmbeddedConfig(binary_path="/opt/llama-server")
+    clash = _write(tmp_path, '[engine.llamacpp]\nbinary_path = "/a"\n\n[engine.embedded]\nbinary_path = "/b"\n')
+    with pytest.raises(ConfigError, match=r"both the deprecated key 'engine\.llamacpp\.binary_path'"):
+        _load(clash)
+
+
 def test_legacy_warning_is_shown_by_default():
     # Python hides DeprecationWarning outside __main__; this one is for the person who wrote the file.
     assert issubclass(ConfigDeprecationWarning, FutureWarning)
