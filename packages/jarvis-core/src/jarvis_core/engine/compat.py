@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any, AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Iterator, List, Mapping, Optional
 
+import httpx
+
 from jarvis_core.deprecation import deprecated
 from jarvis_core.engine.streams import LineByteDecoder, SSEEvent, decode_json
 
@@ -180,7 +182,7 @@ class DeprecatedHTTPEngineMethods:
             def lines() -> Iterator[str]:
                 try:
                     yield from response.iter_lines()
-                except Exception as exc:  # httpx.TransportError; httpx is not imported here
+                except httpx.TransportError as exc:
                     raise engine.broken(exc, path) from None
 
             yield lines()
