@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -69,3 +70,11 @@ def test_a_removed_public_name_fails(tmp_path):
 
 def test_the_version_in_the_code_is_the_distributions():
     assert jarvis_core.__version__ == importlib.metadata.version("jarvis-core")
+
+
+def test_every_changelog_fragment_has_a_type_towncrier_knows():
+    changes = pathlib.Path(__file__).resolve().parents[3] / "changes"
+    names = [p.name for p in changes.iterdir() if p.name != ".gitignore"]
+    bad = [n for n in names if not re.fullmatch(r"(\d+|\+[\w.-]+)\.(added|changed|deprecated|removed|fixed)\.md", n)]
+    assert not bad, f"changes/ fragments must be <issue>.<type>.md or +<slug>.<type>.md (type: added, changed, " \
+                    f"deprecated, removed, fixed); these are not: {bad}"
