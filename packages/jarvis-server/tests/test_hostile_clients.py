@@ -474,3 +474,33 @@ def test_sessions_tail_takes_any_limit(tmp_path):
     assert [m.content for m in store.sessions.tail("s", 2**63)] == ["hi"]
     assert [m.content for m in store.sessions.tail("s", 10**30)] == ["hi"]
     store.close()
+
+
+@pytest.mark.parametrize("table, key", [
+    ('agent_types = "codeact"', "server.agent_types"),  # a string is not a list of one name per character
+    ("tools = [1]", "server.tools"),
+    ("head_timeout = 0", "server.head_timeout"),
+    ("max_connections_per_client = -1", "server.max_connections_per_client"),
+    ("nope = 1", "nope"),
+])
+def test_a_wrong_server_table_is_a_config_error_naming_the_key(tmp_path, table, key):
+    from jarvis_core.config import load_config
+    from jarvis_core.errors import ConfigError
+
+    path = tmp_path / "config.toml"
+    path.write_text(f"[server]\n{table}\n")
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        load_config(path, environ={})
+
+
+def test_the_server_table_defaults_and_lists(tmp_path):
+    from jarvis_core.config import load_config
+    from jarvis_server.settings import DEFAULT_TOOLS, server_settings
+
+    path = tmp_path / "config.toml"
+    path.write_text('[server]\nagent_types = ["simple", "codeact"]\n')
+    settings = server_settings(load_config(path, environ={}))
+    assert settings.agent_types == ("simple", "codeact") and settings.tools == DEFAULT_TOOLS
+    assert settings.allows("agent_types", "codeact") and not settings.allows("tools", "code_interpreter")
+    path.write_text("")
+    assert server_settings(load_config(path, environ={})).head_timeout == 10.0

@@ -33,7 +33,7 @@ defaults: a server that wants them lists them.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 import attrs
 
@@ -62,10 +62,22 @@ DEFAULT_AGENT_OPTIONS: Tuple[str, ...] = ("tools", "approved_tools", "model", "s
 _RESERVED_FDS = 64
 
 
-def _names(value: object) -> Tuple[str, ...]:
+def _names(key: str, value: object) -> Tuple[str, ...]:
     if isinstance(value, str) or not isinstance(value, Sequence) or not all(isinstance(v, str) for v in value):
-        raise ValueError(f"must be a list of names, got {value!r}")
+        raise ValueError(f"{key} must be a list of names, got {value!r}")
     return tuple(value)
+
+
+def _agent_types(value: object) -> Tuple[str, ...]:
+    return _names("agent_types", value)
+
+
+def _tools(value: object) -> Tuple[str, ...]:
+    return _names("tools", value)
+
+
+def _agent_options(value: object) -> Tuple[str, ...]:
+    return _names("agent_options", value)
 
 
 @attrs.frozen
@@ -78,9 +90,11 @@ class ServerSettings:
     max_connections_per_client: int = attrs.field(default=64, validator=validator(check_count, minimum=0))
     max_body_bytes: int = attrs.field(default=8 * 1024 * 1024, validator=validator(check_count))
     body_timeout: float = attrs.field(default=60.0, validator=validator(check_seconds, allow_none=False))
-    agent_types: Tuple[str, ...] = attrs.field(default=DEFAULT_AGENT_TYPES, converter=_names)
-    tools: Tuple[str, ...] = attrs.field(default=DEFAULT_TOOLS, converter=_names)
-    agent_options: Tuple[str, ...] = attrs.field(default=DEFAULT_AGENT_OPTIONS, converter=_names)
+    # Annotated Any so that the config loader hands the TOML value to _names as written: for a tuple type it
+    # would make ("s", "i", "m", ...) of a string.
+    agent_types: Any = attrs.field(default=DEFAULT_AGENT_TYPES, converter=_agent_types)
+    tools: Any = attrs.field(default=DEFAULT_TOOLS, converter=_tools)
+    agent_options: Any = attrs.field(default=DEFAULT_AGENT_OPTIONS, converter=_agent_options)
 
     def connection_limit(self) -> int:
         """``max_connections``, or (unset) the process's file limit less what the server keeps for itself."""
