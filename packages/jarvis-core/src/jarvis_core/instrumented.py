@@ -22,11 +22,12 @@ import asyncio
 import contextlib
 import itertools
 import time
-from typing import Any, AsyncIterator, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, AsyncIterator, Callable, Dict, Iterator, Optional, Sequence, Tuple
 
 from jarvis_core.engine.base import InferenceEngine, ToolLike
 from jarvis_core.events import EventBus, EventType, default_bus
 from jarvis_core.types import Completion, MessageLike, StreamChunk, Usage
+from jarvis_core.wrapped_engine import WrappedEngine
 
 __all__ = ["InstrumentedEngine"]
 
@@ -70,7 +71,7 @@ class _Tally:
             self.first_chunk_at = now
 
 
-class InstrumentedEngine(InferenceEngine):
+class InstrumentedEngine(WrappedEngine):
     """An engine that reports every inference call on an :class:`~jarvis_core.events.EventBus`.
 
     :param engine: the engine to wrap; everything else (``list_models``, ``health``, ``prepare``,
@@ -79,55 +80,8 @@ class InstrumentedEngine(InferenceEngine):
     """
 
     def __init__(self, engine: InferenceEngine, bus: Optional[EventBus] = None) -> None:
-        self.engine = engine
+        super().__init__(engine)
         self.bus = bus if bus is not None else default_bus()
-
-    # -- identity, forwarded ------------------------------------------------------------------------
-    @property
-    def engine_id(self) -> str:  # type: ignore[override]  # read-only here: it is the wrapped engine's
-        return self.engine.engine_id
-
-    @property
-    def allowed_options(self) -> FrozenSet[str]:  # type: ignore[override]
-        return self.engine.allowed_options
-
-    def __getattr__(self, name: str) -> Any:
-        # Only reached for attributes this wrapper does not define: engine-specific extras.
-        if name == "engine":
-            raise AttributeError(name)
-        return getattr(self.engine, name)
-
-    def check_options(self, options: Any) -> None:
-        self.engine.check_options(options)
-
-    def list_models(self) -> List[str]:
-        return self.engine.list_models()
-
-    def health(self) -> bool:
-        return self.engine.health()
-
-    def prepare(self, model: str) -> None:
-        self.engine.prepare(model)
-
-    def close(self) -> None:
-        self.engine.close()
-
-    async def aclose(self) -> None:
-        await self.engine.aclose()
-
-    def __enter__(self) -> InstrumentedEngine:
-        self.engine.__enter__()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.engine.__exit__(*exc)
-
-    async def __aenter__(self) -> InstrumentedEngine:
-        await self.engine.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: Any) -> None:
-        await self.engine.__aexit__(*exc)
 
     def __repr__(self) -> str:
         return f"<InstrumentedEngine {self.engine!r}>"
@@ -148,10 +102,6 @@ class InstrumentedEngine(InferenceEngine):
             temperature=temperature,
         )
         return ids
-
-    def secret_values(self) -> Sequence[Any]:
-        """The wrapped engine's secrets (its own override point decides what they are)."""
-        return self.engine.secret_values()
 
     def _end(
         self, ids: Dict[str, Any], started: float, tally: _Tally, status: str, *,

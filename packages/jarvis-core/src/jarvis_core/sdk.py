@@ -237,7 +237,10 @@ class Jarvis:
                     choice.engine.close()
                     self._check_open()
                 self._owns_engine, self._engine_how = True, choice.how
-                self._engine, self._engine_key = self._observed(choice.engine), choice.key
+                from jarvis_core.retry import with_retries
+
+                retrying = with_retries(choice.engine, choice.key, self.config, bus=self._bus, announce=self._announce)
+                self._engine, self._engine_key = self._observed(retrying), choice.key
             return self._engine
 
     def connect(self) -> Connection:

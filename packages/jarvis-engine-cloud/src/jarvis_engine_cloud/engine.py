@@ -58,6 +58,9 @@ class CloudEngine(InferenceEngine):
     """
 
     engine_id = "cloud"
+    #: Retries happen inside the provider clients (jarvis_engine_cloud.retry: Anthropic's 529 included), so
+    #: the shared RetryingEngine (``[retry]``) only adds the fallbacks and does not multiply the attempts.
+    retries_itself = True
     allowed_options = frozenset().union(*(cls.allowed_options for cls in PROVIDER_CLASSES.values()))
 
     def __init__(

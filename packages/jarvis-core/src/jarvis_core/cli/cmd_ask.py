@@ -48,6 +48,7 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--tools", metavar="A,B|FILE",
                    help="comma-separated registered tools for the agent; or a JSON file (an array of OpenAI "
                    "function schemas) describing the caller's own tools to a --prompt-provider")
+    g.add_argument("-v", "--verbose", action="store_true", help="say on stderr when a request is retried")
     r = p.add_argument_group("request")
     r.add_argument("--system", metavar="TEXT", help='system prompt (default "You are a helpful assistant."; "" for none)')
     r.add_argument("--temperature", type=finite_float, metavar="T", help="sampling temperature (default: model family's)")
@@ -89,6 +90,8 @@ def jarvis_from_args(args: argparse.Namespace, config: Optional[JarvisConfig] = 
     from jarvis_core.errors import UsageError
     from jarvis_core.sdk import DEFAULT_SYSTEM_PROMPT, Jarvis
 
+    if getattr(args, "verbose", False):
+        output.show_retries()
     schemas = tools_file(args.tools)
     if schemas and not getattr(args, "prompt_provider", None):
         raise UsageError(f"--tools {schemas}: tool schemas from a file are for 'jarvis ask --prompt-provider'; "

@@ -14,7 +14,7 @@ from typing import Any, Optional, TextIO
 
 from jarvis_core.commands import PROG, announce, one_line
 
-__all__ = ["announce", "one_line", "print_error", "show_warning"]
+__all__ = ["announce", "one_line", "print_error", "show_retries", "show_warning"]
 
 
 
@@ -63,3 +63,21 @@ def show_warning(
         out.flush()
     except (OSError, ValueError):  # stderr closed: nothing sensible left to do
         pass
+
+
+def show_retries(file: Optional[TextIO] = None) -> None:
+    """``-v``: each retry (logger ``jarvis_core.retry``) as one ``jarvis: …`` line on stderr."""
+    import logging
+
+    logger = logging.getLogger("jarvis_core.retry")
+    if any(getattr(h, "jarvis_retries", False) for h in logger.handlers):
+        return
+
+    class _Handler(logging.Handler):
+        jarvis_retries = True
+
+        def emit(self, record: logging.LogRecord) -> None:
+            announce(record.getMessage(), file=file)
+
+    logger.addHandler(_Handler(logging.INFO))
+    logger.setLevel(logging.INFO)

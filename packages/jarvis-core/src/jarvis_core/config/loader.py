@@ -38,7 +38,7 @@ __all__ = ["ENGINE_ENV", "ConfigWarning", "load_config"]
 #: Environment variable naming the default engine (beats ``[engine] default``).
 ENGINE_ENV = "JARVIS_ENGINE"
 
-_TOP_LEVEL = ("engine", "agent", "agents", "tools", "model_defaults", "plugins", "log", "aliases")
+_TOP_LEVEL = ("engine", "agent", "agents", "tools", "model_defaults", "plugins", "log", "aliases", "retry")
 
 
 class ConfigWarning(UserWarning):
@@ -92,6 +92,7 @@ def load_config(
     plugin_sections = load_plugin_sections(src, data, reg)
     log = structure_table(src, data.get("log", {}), LogSettings, ("log",))
     aliases = _load_aliases(src, data.get("aliases", {}))
+    retry = _load_retry(src, data.get("retry", {}))
 
     sources = {dotted(p): f"{src.path}:{line}" for p, line in src.lines.items() if src.path}
     default_engine = os.fspath(env.get(ENGINE_ENV, "")).strip()
@@ -104,7 +105,7 @@ def load_config(
     return JarvisConfig(
         engine=engine, agent=agent, agents=agents, tools=tools, model_defaults=model_defaults, path=src.path,
         env_hosts=env_hosts, sources=sources, plugins=plugins, plugin_sections=plugin_sections, log=log,
-        aliases=aliases,
+        aliases=aliases, retry=retry,
     )
 
 
@@ -124,6 +125,32 @@ def _load_aliases(src: TomlSource, table: Any) -> Dict[str, Any]:
                              value)
         out[name] = structure_table(src, value, ModelAlias, path)
     return out
+
+
+def _load_retry(src: TomlSource, table: Any) -> Any:
+    """``[retry]``: settings for every engine, and ``[retry.<engine>]`` tables over them."""
+    from jarvis_core.retry.settings import RetryConfig, RetrySettings
+
+    if not isinstance(table, dict):
+        raise type_error(src, ("retry",), "a table", table)
+
+    def targets(value: Dict[str, Any], path: KeyPath) -> Dict[str, Any]:
+        items = value.get("fallbacks")
+        if not isinstance(items, list):
+            return value
+        for i, item in enumerate(items):
+            if not isinstance(item, (str, dict)):
+                raise type_error(src, (*path, "fallbacks"), 'engine keys or { engine = "...", model = "..." } '
+                                 f"tables (item {i + 1} is not)", item)
+        return {**value, "fallbacks": [{"engine": t} if isinstance(t, str) else t for t in items]}
+
+    table = {k: targets(v, ("retry", k)) if isinstance(v, dict) else v for k, v in table.items()}
+    table = targets(table, ("retry",))
+    common = {k: v for k, v in table.items() if not isinstance(v, dict)}
+    default = structure_table(src, common, RetrySettings, ("retry",))
+    engines = {key: structure_table(src, {**common, **value}, RetrySettings, ("retry", key))
+               for key, value in table.items() if isinstance(value, dict)}
+    return RetryConfig(default=default, engines=engines)
 
 
 def _tables_of_tables(src: TomlSource, table: Any, name: str) -> Dict[str, Dict[str, Any]]:

@@ -76,6 +76,8 @@ def config_to_dict(config: JarvisConfig) -> Dict[str, Any]:
     log = _section_dict(config.log)
     if log != {"enabled": True}:
         out["log"] = log
+    if config.retry.engines or config.retry.default != type(config.retry.default)():
+        out["retry"] = config.retry.to_dict()
     if config.aliases:
         out["aliases"] = {name: alias.to_dict() for name, alias in config.aliases.items()}
     for name, section in config.plugin_sections.items():  # tables registered by plugins, e.g. [acme]

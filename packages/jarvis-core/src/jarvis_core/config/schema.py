@@ -84,6 +84,14 @@ class AgentConfig:
     max_turns: Optional[int] = attrs.field(default=None, validator=validator(check_count))
 
 
+def _retry_config(value: Any) -> Any:
+    if value is None:
+        from jarvis_core.retry.settings import RetryConfig
+
+        return RetryConfig()
+    return value
+
+
 @attrs.frozen
 class LogSettings:
     """``[log]``: the conversation log of ``jarvis ask`` and ``jarvis chat`` (``$JARVIS_NO_LOG`` and
@@ -161,6 +169,8 @@ class JarvisConfig:
     log: LogSettings = attrs.field(factory=LogSettings)
     #: ``[aliases]``: name -> :class:`~jarvis_core.aliases.ModelAlias`.
     aliases: Mapping[str, Any] = attrs.field(factory=dict)
+    #: ``[retry]``: a :class:`~jarvis_core.retry.RetryConfig` (``None``: the defaults).
+    retry: Any = attrs.field(default=None, converter=_retry_config)
 
     def engine_section(self, key: str) -> Optional[Any]:
         """The structured ``[engine.<key>]`` table, or ``None`` when the config has none."""
