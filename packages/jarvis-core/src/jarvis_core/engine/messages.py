@@ -66,8 +66,8 @@ def arguments_object(call: ToolCall, *, engine_id: str, server: str) -> Dict[str
     :raises BadRequestError: the arguments are not a JSON object; the message names the call, ``server`` and
         an excerpt. Nothing is sent.
     """
+    from jarvis_core.arguments import decode_arguments
     from jarvis_core.errors import BadRequestError
-    from jarvis_core.tools.schema import decode_arguments
 
     value, problem = decode_arguments(call.arguments)
     if value is None:

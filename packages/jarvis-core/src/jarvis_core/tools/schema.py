@@ -20,29 +20,14 @@ import threading
 from collections.abc import Mapping  # not typing.Mapping: its isinstance() is several times slower, per call
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
+# The argument codec lives with the value types (engines decode arguments too); re-exported here as before.
+from jarvis_core.arguments import decode_arguments, json_type_name
+
 __all__ = ["check_arguments", "decode_arguments", "json_type_name", "schema_problem", "validate"]
 
 #: Compiled schemas kept (by identity; the schema is kept alive with its entry so its id is not reused).
 CACHE_SIZE = 1024
 
-
-def json_type_name(value: Any) -> str:
-    """The JSON type of a decoded value: ``string``, ``integer``, ``number``, ``boolean``, ``array``, …"""
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    if value is None:
-        return "null"
-    return type(value).__name__
 
 
 class _Compiled:
@@ -208,25 +193,6 @@ def validate(value: Any, schema: Mapping[str, Any], path: str = "", *, limit: in
         problems.append(f"{_where(path)}: {fallback.replace('data', 'the value', 1)}")
     return problems
 
-
-def decode_arguments(raw: Union[str, Mapping[str, Any], None]) -> Tuple[Optional[Dict[str, Any]], str]:
-    """A call's arguments as a dict: JSON text is decoded, a mapping is copied, empty means ``{}``.
-
-    Returns ``(arguments, "")`` or ``(None, problem)``.
-    """
-    if raw is None:
-        return {}, ""
-    if isinstance(raw, Mapping):
-        return dict(raw), ""
-    if not raw.strip():
-        return {}, ""
-    try:
-        args = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        return None, f"the arguments are not valid JSON ({exc.msg} at position {exc.pos}); send a JSON object"
-    if not isinstance(args, dict):
-        return None, f"the arguments must be a JSON object, got {json_type_name(args)}"
-    return args, ""
 
 
 def check_arguments(

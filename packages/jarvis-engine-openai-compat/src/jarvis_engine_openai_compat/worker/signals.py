@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from typing import Dict, Iterable, List, Optional, Sequence
 
-from jarvis_core.tools.schema import decode_arguments
+from jarvis_core.arguments import decode_arguments
 from jarvis_core.types import ToolCall, ToolSpec
 
 from .state import Signal
