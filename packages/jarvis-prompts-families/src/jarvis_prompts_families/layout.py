@@ -22,7 +22,6 @@ from jarvis_core.prompts.blocks import (
     fallback_line,
     function_calling_intro,
     identity_header,
-    join_sections,
     rules_block,
     speaker_block,
     tool_call_format,
@@ -70,17 +69,12 @@ class FamilyProvider(TaggedCallsProvider):
         """Native-mode schemas (not used by these text-mode providers, kept consistent with the prompt)."""
         return self.shown_tools(super().build_tools(tools))
 
-    def build_system_prompt(
-        self,
-        node_context: Mapping[str, Any],
-        timezone: Optional[str],
-        tools: Sequence[Any],
-        available_commands: Optional[Sequence[Mapping[str, Any]]] = None,
-    ) -> str:
-        ctx = NodeContext.coerce(node_context)
+    def prompt_sections(
+        self, ctx: NodeContext, tools: Sequence[Any], available_commands: Optional[Sequence[Mapping[str, Any]]],
+    ) -> Sequence[str]:
         specs = coerce_tools(tools)
         guidance = "" if self.compressed else tool_catalogue(specs)
-        return join_sections(
+        return (
             identity_header(ctx.room, ctx.voice_mode),
             function_calling_intro(),
             self.call_format(),

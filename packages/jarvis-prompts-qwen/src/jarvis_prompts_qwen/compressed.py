@@ -18,7 +18,7 @@ from jarvis_core.prompts.blocks import (
     tool_call_format,
     tools_json_lines,
 )
-from jarvis_prompts_qwen.base import QwenTextProvider, join_sections
+from jarvis_prompts_qwen.base import QwenTextProvider
 
 __all__ = ["Qwen25Compressed", "Qwen25_3B_Compressed", "Qwen25_7B_Compressed"]
 
@@ -33,15 +33,10 @@ class Qwen25Compressed(QwenTextProvider):
     force_tool_calls = True
     rule_keys: Sequence[str] = ("required", "param_names", "dates")
 
-    def build_system_prompt(
-        self,
-        node_context: Mapping[str, Any],
-        timezone: Optional[str],
-        tools: Sequence[Any],
-        available_commands: Optional[Sequence[Mapping[str, Any]]] = None,
-    ) -> str:
-        ctx = NodeContext.coerce(node_context)
-        return join_sections(
+    def prompt_sections(
+        self, ctx: NodeContext, tools: Sequence[Any], available_commands: Optional[Sequence[Mapping[str, Any]]],
+    ) -> Sequence[str]:
+        return (
             identity_header(ctx.room, ctx.voice_mode),
             ALWAYS_CALL + " " + ANTI_HALLUCINATION.format(terminology="function"),
             tool_call_format(),

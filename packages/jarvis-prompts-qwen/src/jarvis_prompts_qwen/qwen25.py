@@ -39,17 +39,12 @@ class Qwen25MediumUntrained(QwenTextProvider):
         """The ``<tools>`` block (what the model's chat template would show); ``""`` without tools."""
         return tools_section(tools)
 
-    def build_system_prompt(
-        self,
-        node_context: Mapping[str, Any],
-        timezone: Optional[str],
-        tools: Sequence[Any],
-        available_commands: Optional[Sequence[Mapping[str, Any]]] = None,
-    ) -> str:
-        ctx = NodeContext.coerce(node_context)
+    def prompt_sections(
+        self, ctx: NodeContext, tools: Sequence[Any], available_commands: Optional[Sequence[Mapping[str, Any]]],
+    ) -> Sequence[str]:
         specs = coerce_tools(tools)
         catalogue = tool_catalogue(specs)
-        return join_sections(
+        return (
             identity_header(ctx.room, ctx.voice_mode),
             function_calling_intro(),
             tool_call_format(),

@@ -24,7 +24,7 @@ from jarvis_core.prompts.blocks import (
     tool_call_format,
 )
 from jarvis_core.prompts.output import strip_think
-from jarvis_prompts_qwen.base import QwenThinkingProvider, function_calling_intro, join_sections, tools_section
+from jarvis_prompts_qwen.base import QwenThinkingProvider, function_calling_intro, tools_section
 
 __all__ = ["Qwen3LargeUntrained", "Qwen3_14B_Compressed", "Qwen3_5_9B_Compressed", "Qwen3_8B_Compressed",
            "Qwen3_8B_Thinking"]
@@ -35,15 +35,10 @@ class Qwen3LargeUntrained(QwenThinkingProvider):
 
     size_tier = "large"
 
-    def build_system_prompt(
-        self,
-        node_context: Mapping[str, Any],
-        timezone: Optional[str],
-        tools: Sequence[Any],
-        available_commands: Optional[Sequence[Mapping[str, Any]]] = None,
-    ) -> str:
-        ctx = NodeContext.coerce(node_context)
-        return join_sections(
+    def prompt_sections(
+        self, ctx: NodeContext, tools: Sequence[Any], available_commands: Optional[Sequence[Mapping[str, Any]]],
+    ) -> Sequence[str]:
+        return (
             identity_header(ctx.room, ctx.voice_mode),
             function_calling_intro(),
             tool_call_format(),
@@ -59,15 +54,10 @@ class Qwen3LargeUntrained(QwenThinkingProvider):
 class Qwen3_14B_Compressed(Qwen3LargeUntrained):
     """Qwen 3 14B: the large prompt with the shorter rule set."""
 
-    def build_system_prompt(
-        self,
-        node_context: Mapping[str, Any],
-        timezone: Optional[str],
-        tools: Sequence[Any],
-        available_commands: Optional[Sequence[Mapping[str, Any]]] = None,
-    ) -> str:
-        ctx = NodeContext.coerce(node_context)
-        return join_sections(
+    def prompt_sections(
+        self, ctx: NodeContext, tools: Sequence[Any], available_commands: Optional[Sequence[Mapping[str, Any]]],
+    ) -> Sequence[str]:
+        return (
             identity_header(ctx.room, ctx.voice_mode),
             ANTI_HALLUCINATION.format(terminology="function"),
             tool_call_format(),
@@ -93,15 +83,10 @@ class Qwen3_8B_Compressed(QwenThinkingProvider):
     def get_capabilities(self) -> Dict[str, Any]:
         return {**super().get_capabilities(), "thinking": self.thinking}
 
-    def build_system_prompt(
-        self,
-        node_context: Mapping[str, Any],
-        timezone: Optional[str],
-        tools: Sequence[Any],
-        available_commands: Optional[Sequence[Mapping[str, Any]]] = None,
-    ) -> str:
-        ctx = NodeContext.coerce(node_context)
-        return join_sections(
+    def prompt_sections(
+        self, ctx: NodeContext, tools: Sequence[Any], available_commands: Optional[Sequence[Mapping[str, Any]]],
+    ) -> Sequence[str]:
+        return (
             identity_header(ctx.room, ctx.voice_mode),
             tools_section(tools),
             ANTI_HALLUCINATION.format(terminology="function"),
@@ -138,15 +123,10 @@ class Qwen3_5_9B_Compressed(QwenThinkingProvider):
     def sanitize_text(self, text: str) -> str:
         return strip_think(text, *self.think_delimiters)
 
-    def build_system_prompt(
-        self,
-        node_context: Mapping[str, Any],
-        timezone: Optional[str],
-        tools: Sequence[Any],
-        available_commands: Optional[Sequence[Mapping[str, Any]]] = None,
-    ) -> str:
-        ctx = NodeContext.coerce(node_context)
-        return join_sections(
+    def prompt_sections(
+        self, ctx: NodeContext, tools: Sequence[Any], available_commands: Optional[Sequence[Mapping[str, Any]]],
+    ) -> Sequence[str]:
+        return (
             identity_header(ctx.room, ctx.voice_mode),
             ANTI_HALLUCINATION.format(terminology="tool"),
             rules_block(("meaning", "dates", "ask_missing", "speech"), terminology="tool"),

@@ -13,7 +13,7 @@ None would hand the *uncleaned* text on.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, FrozenSet, Mapping, Optional, Tuple
+from typing import Any, Dict, FrozenSet, Mapping, Optional, Sequence, Tuple
 
 from jarvis_core.prompts.blocks import (
     fallback_line,
@@ -23,6 +23,7 @@ from jarvis_core.prompts.blocks import (
     rules_block,
     tool_call_format,
 )
+from jarvis_core.prompts.context import NodeContext, ToolsInput
 from jarvis_core.prompts.jarvis_json import JarvisReply
 from jarvis_core.prompts.output import ARRAY_PARAMS, parse_tagged_calls
 from jarvis_core.prompts.provider import PromptProvider
@@ -38,7 +39,8 @@ class TaggedCallsProvider(PromptProvider):
 
     Subclasses set :attr:`call_tags` for other tags, :attr:`array_params` for the parameters always given as
     lists, override :meth:`clean_output` to strip their model's noise and :meth:`read_calls` for another
-    call syntax, and implement :meth:`build_system_prompt`.
+    call syntax, and implement :meth:`prompt_sections` (the system prompt's sections, in order), or
+    :meth:`build_system_prompt` itself.
     """
 
     training_tier = "untrained"
@@ -50,6 +52,23 @@ class TaggedCallsProvider(PromptProvider):
     @property
     def name(self) -> str:
         return type(self).__name__
+
+    def build_system_prompt(
+        self,
+        node_context: Mapping[str, Any],
+        timezone: Optional[str],
+        tools: ToolsInput,
+        available_commands: Optional[Sequence[Mapping[str, Any]]] = None,
+    ) -> str:
+        """The sections :meth:`prompt_sections` gives for the coerced ``node_context``, joined (empty ones
+        left out)."""
+        return join_sections(*self.prompt_sections(NodeContext.coerce(node_context), tools, available_commands))
+
+    def prompt_sections(
+        self, ctx: NodeContext, tools: ToolsInput, available_commands: Optional[Sequence[Mapping[str, Any]]],
+    ) -> Sequence[str]:
+        """The system prompt's sections in order (``""`` for one left out)."""
+        raise NotImplementedError(f"{type(self).__name__} implements neither prompt_sections nor build_system_prompt")
 
     def get_response_format(self) -> Optional[Dict[str, Any]]:
         """Plain text: the calls are tags in the text, so no JSON grammar may constrain the output."""
