@@ -4,35 +4,22 @@ way ``jarvis ask`` builds them."""
 
 from __future__ import annotations
 
-import asyncio
 import pathlib
 
 import pytest
 
 from jarvis_core.config import load_config
 from jarvis_core.discovery import get_engine
-from jarvis_core.engine.pool import FairConnectionPool
-
-
-def _pool_limits(client) -> tuple:
-    pool = client._transport._pool
-    return pool._max_connections, pool._max_keepalive_connections
 
 
 @pytest.mark.parametrize("key", ["ollama", "llamacpp", "vllm"])
-def test_the_settings_reach_the_sync_and_async_pools(tmp_path: pathlib.Path, key: str) -> None:
+def test_the_settings_reach_the_engines_pool_limits(tmp_path: pathlib.Path, key: str) -> None:
+    # Both clients are built from pool_limits (tests/test_engine_pool.py shows each path keeps to them).
     path = tmp_path / "config.toml"
     path.write_text(f'[engine.{key}]\nhost = "http://127.0.0.1:9"\nmax_connections = 12\n'
                     "max_keepalive_connections = 4\n")
     engine = get_engine(load_config(path, environ={}), key)
-    assert _pool_limits(engine.client) == (12, 4)
-
-    async def check() -> None:
-        assert isinstance(engine.aclient._transport._pool, FairConnectionPool)
-        assert _pool_limits(engine.aclient) == (12, 4)
-        await engine.aclose()
-
-    asyncio.run(check())
+    assert (engine.pool_limits.max_connections, engine.pool_limits.max_keepalive_connections) == (12, 4)
     engine.close()
 
 

@@ -305,8 +305,10 @@ async def test_abandoning_a_stream_closes_its_connection_at_once():
         agen = engine_stream()
         assert await agen.__anext__() == 1
         await agen.aclose()  # the consumer stops: the generation must be cancelled, not drained
-        # the server sees the hang-up although it was still holding the answer
-        assert server.wait_until(lambda s: s.open_connections == 0)
+        # the server sees the hang-up although it was still holding the answer (waited for off the loop,
+        # which closes the socket on its next turn)
+        loop = asyncio.get_running_loop()
+        assert await loop.run_in_executor(None, server.wait_until, lambda s: s.open_connections == 0)
         gate.set()
         await engine.aclose()
 

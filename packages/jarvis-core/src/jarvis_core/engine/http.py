@@ -41,12 +41,12 @@ from jarvis_core.engine.pool import async_transport, pool_limits
 from jarvis_core.engine.redaction import protect_logs
 from jarvis_core.engine.streams import DEFAULT_MAX_LINE, SSEByteDecoder, _TextLines
 from jarvis_core.engine.transport import (
+    environment_proxy,
     json_bytes,
     normalize_base_url,
     shared_ssl_context,
     skip_cookieless_responses,
     translate_transport_error,
-    uses_environment_proxy,
 )
 from jarvis_core.errors import (
     ConfigError,
@@ -85,6 +85,14 @@ _DRAIN_LINES = 64
 #: Pool closings :meth:`HTTPEngine.close` scheduled on a running loop. The loop keeps only weak references
 #: to its tasks, so an unreferenced one may be collected before it ran; each is dropped here when done.
 _closing: Set[Any] = set()
+
+
+def _buffered(response: httpx.Response, parts: List[bytes]) -> httpx.Response:
+    """A response like ``response`` with ``parts`` (its body, decoded) as its content: httpx keeps a body it
+    reads itself in a private attribute. The content coding is dropped, as the parts are decoded already."""
+    headers = [(k, v) for k, v in response.headers.multi_items() if k != "content-encoding"]
+    return httpx.Response(response.status_code, headers=headers, content=b"".join(parts), request=response.request,
+                          extensions=response.extensions)
 
 
 async def _adrain(batches: AsyncIterator[Any]) -> None:
@@ -218,9 +226,10 @@ class HTTPEngine(InferenceEngine, DeprecatedHTTPEngineMethods):
         if self._aclient is None or (loop is not None and loop is not self._aclient_loop) or self._aclient.is_closed:
             # A pool's connections belong to the loop that opened them; a new loop needs a new pool.
             transport = self._async_transport
-            if transport is None and not uses_environment_proxy(self.base_url):
-                transport = async_transport(self.pool_limits, shared_ssl_context())
-            # No transport of ours: httpx builds its own, through the environment's proxy as the sync client does.
+            proxy = environment_proxy(self.base_url)
+            if transport is None and (proxy is None or proxy.startswith(("http://", "https://"))):
+                transport = async_transport(self.pool_limits, shared_ssl_context(), proxy=proxy)
+            # Otherwise (a SOCKS proxy, which aiohttp does not speak) httpx builds its own, as for the sync client.
             self._aclient = skip_cookieless_responses(httpx.AsyncClient(
                 base_url=self.base_url,
                 verify=shared_ssl_context(),
@@ -416,9 +425,9 @@ class HTTPEngine(InferenceEngine, DeprecatedHTTPEngineMethods):
 
         return check, failed
 
-    def _read_capped(self, response: httpx.Response, path: str, started: Optional[float] = None) -> None:
-        """``response.read()`` that stops at the limits (line cap, ``max_output_bytes``, deadline) instead of
-        buffering whatever the server sends for as long as it sends it."""
+    def _read_capped(self, response: httpx.Response, path: str, started: Optional[float] = None) -> httpx.Response:
+        """``response`` read whole, stopping at the limits (line cap, ``max_output_bytes``, deadline) instead
+        of buffering whatever the server sends for as long as it sends it: the response with its body."""
         check, failed = self._body_reader(path, started)
         parts = []
         try:
@@ -427,9 +436,11 @@ class HTTPEngine(InferenceEngine, DeprecatedHTTPEngineMethods):
                 parts.append(part)
         except httpx.TransportError as exc:
             raise failed(exc) from None
-        response._content = b"".join(parts)  # what httpx's own read() sets
+        return _buffered(response, parts)
 
-    async def _aread_capped(self, response: httpx.Response, path: str, started: Optional[float] = None) -> None:
+    async def _aread_capped(
+        self, response: httpx.Response, path: str, started: Optional[float] = None,
+    ) -> httpx.Response:
         """Async twin of :meth:`_read_capped`."""
         check, failed = self._body_reader(path, started)
         parts = []
@@ -439,7 +450,7 @@ class HTTPEngine(InferenceEngine, DeprecatedHTTPEngineMethods):
                 parts.append(part)
         except httpx.TransportError as exc:
             raise failed(exc) from None
-        response._content = b"".join(parts)
+        return _buffered(response, parts)
 
     def _decode_json(self, response: httpx.Response, path: str, model: Optional[str]) -> Any:
         self._raise_for_status(response, model=model)
@@ -469,10 +480,10 @@ class HTTPEngine(InferenceEngine, DeprecatedHTTPEngineMethods):
             response = self.send(self.build_request(
                 self.client, method, path, json_body=json_body, params=params, timeout=self._request_timeout(timeout)))
             try:
-                self._read_capped(response, path, started)
+                whole = self._read_capped(response, path, started)
             finally:
                 response.close()
-            return self._decode_json(response, path, model)
+            return self._decode_json(whole, path, model)
 
     async def arequest_json(
         self, method: str, path: str, *, json_body: Any = None, timeout: Optional[float] = None,
@@ -484,10 +495,10 @@ class HTTPEngine(InferenceEngine, DeprecatedHTTPEngineMethods):
             response = await self.asend(self.build_request(
                 self.aclient, method, path, json_body=json_body, params=params, timeout=self._request_timeout(timeout)))
             try:
-                await self._aread_capped(response, path, started)
+                whole = await self._aread_capped(response, path, started)
             finally:
                 await response.aclose()
-            return self._decode_json(response, path, model)
+            return self._decode_json(whole, path, model)
 
     @contextlib.asynccontextmanager
     async def astream_response(
@@ -507,11 +518,9 @@ class HTTPEngine(InferenceEngine, DeprecatedHTTPEngineMethods):
         response = await self.asend(request)
         try:
             if response.status_code >= 400:
-                await self._aread_capped(response, path)
-                self._raise_for_status(response, model=model)
+                self._raise_for_status(await self._aread_capped(response, path), model=model)
             elif response.headers.get("content-type", "").startswith("text/html"):
-                await self._aread_capped(response, path)
-                raise self.not_a_stream(response, path)
+                raise self.not_a_stream(await self._aread_capped(response, path), path)
             yield response
         finally:
             await response.aclose()
@@ -591,12 +600,12 @@ class HTTPEngine(InferenceEngine, DeprecatedHTTPEngineMethods):
                     if clock() > ends:
                         raise self._past(path, "deadline", deadline) from None
                     raise self.broken(exc, path) from None
+                out = feed(data)  # first: a line past the cap is named as such, whatever the read's size
                 budget_left -= len(data)
                 if budget_left < 0:
                     raise self._past(path, "output", budget, setting=budget == self.limits.max_output_bytes)
                 if deadline is not None and clock() > ends:
                     raise self._past(path, "deadline", deadline)
-                out = feed(data)
                 if out:
                     seen = True
                     yield out

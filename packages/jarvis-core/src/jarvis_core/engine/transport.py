@@ -10,14 +10,14 @@ import re
 import ssl
 import urllib.request
 import warnings
-from typing import Any, TypeVar
+from typing import Any, Optional, TypeVar
 
 import httpx
 
 from jarvis_core.engine.http_errors import timeout_error
 from jarvis_core.errors import ConfigError, EngineConnectionError, EngineError, StreamError
 
-__all__ = ["json_bytes", "normalize_base_url", "shared_ssl_context", "skip_cookieless_responses",
+__all__ = ["environment_proxy", "json_bytes", "normalize_base_url", "shared_ssl_context", "skip_cookieless_responses",
            "translate_transport_error", "uses_environment_proxy"]
 
 
@@ -31,21 +31,26 @@ def shared_ssl_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-def uses_environment_proxy(url: str) -> bool:
-    """Whether the environment sends requests to ``url`` through a proxy: ``HTTP_PROXY``, ``HTTPS_PROXY``
-    or ``ALL_PROXY`` (any case) for its scheme, and its host not excluded by ``NO_PROXY``.
+def environment_proxy(url: str) -> Optional[str]:
+    """The proxy the environment sends requests to ``url`` through: ``HTTP_PROXY``, ``HTTPS_PROXY`` or
+    ``ALL_PROXY`` (any case) for its scheme, unless its host is excluded by ``NO_PROXY``; else ``None``.
 
-    httpx honours those variables only for a client it builds its own transport for; the engines' async
-    clients bring theirs (:func:`~jarvis_core.engine.pool.async_transport`), so an engine whose server is
-    behind a proxy gets httpx's own instead, and reaches the server the way its sync client does.
+    httpx's sync client finds it itself; the engines' async transport is handed it
+    (:func:`~jarvis_core.engine.pool.async_transport`), so both reach the server the same way.
     """
     proxies = urllib.request.getproxies()
     if not proxies:
-        return False
+        return None
     target = httpx.URL(url)
-    if not (proxies.get(target.scheme) or proxies.get("all")):
-        return False
-    return not urllib.request.proxy_bypass(f"{target.host}:{target.port}" if target.port else target.host)
+    proxy = proxies.get(target.scheme) or proxies.get("all")
+    if not proxy or urllib.request.proxy_bypass(f"{target.host}:{target.port}" if target.port else target.host):
+        return None
+    return proxy if "://" in proxy else f"http://{proxy}"
+
+
+def uses_environment_proxy(url: str) -> bool:
+    """Whether the environment sends requests to ``url`` through a proxy (see :func:`environment_proxy`)."""
+    return environment_proxy(url) is not None
 
 
 class _Cookies(httpx.Cookies):
