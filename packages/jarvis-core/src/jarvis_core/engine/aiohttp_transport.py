@@ -126,7 +126,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         self._proxy = proxy
         self._session: Optional[aiohttp.ClientSession] = None
         self._closer: Optional[asyncio.Task[None]] = None
-        self._timeouts: Dict[Tuple[Any, Any, Any], aiohttp.ClientTimeout] = {}
+        self._timeouts: Dict[Tuple[Optional[float], Optional[float], Optional[float]], aiohttp.ClientTimeout] = {}
 
     def _open(self) -> aiohttp.ClientSession:
         limits = self._limits
@@ -150,7 +150,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
 
     def _timeout(self, request: httpx.Request) -> aiohttp.ClientTimeout:
         given = request.extensions.get("timeout", {})
-        key = (given.get("pool"), given.get("connect"), given.get("read"))
+        key = (_seconds(given.get("pool")), _seconds(given.get("connect")), _seconds(given.get("read")))
         timeout = self._timeouts.get(key)
         if timeout is None:
             if len(self._timeouts) > 64:
@@ -196,6 +196,11 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             closer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await closer
+
+
+def _seconds(value: Any) -> Optional[float]:
+    """A timeout for aiohttp: an infinite one is none (aiohttp cannot schedule a timer that far)."""
+    return None if value is None or value == float("inf") else float(value)
 
 
 def _cancel_soon(closer: asyncio.Task[None]) -> None:
