@@ -429,3 +429,14 @@ def test_a_header_that_would_split_the_request_is_refused(run):
 
     with serving(answering(reply(b"ok"))) as server:
         run(main)
+
+
+def test_a_sync_request_never_imports_aiohttp():
+    # aiohttp costs about as much to import as httpx: only an engine's async client loads it.
+    import sys
+
+    code = ("import sys\nfrom jarvis_core.engine.http import HTTPEngine\n"
+            "class E(HTTPEngine):\n    engine_id = 'e'\n    def generate(self, *a, **k): ...\n"
+            "    def list_models(self): return []\n"
+            "E(host='http://127.0.0.1:9').health()\nassert 'aiohttp' not in sys.modules, 'aiohttp was imported'\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

@@ -13,12 +13,14 @@ every waiting request each time a request starts or ends.
 from __future__ import annotations
 
 import ssl
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import httpx
 
-from jarvis_core.engine.aiohttp_transport import AiohttpTransport
 from jarvis_core.engine.limits import check_count
+
+if TYPE_CHECKING:
+    from jarvis_core.engine.aiohttp_transport import AiohttpTransport
 
 __all__ = ["DEFAULT_MAX_CONNECTIONS", "KEEPALIVE_EXPIRY", "async_transport", "pool_limits"]
 
@@ -44,4 +46,7 @@ def pool_limits(max_connections: Optional[int] = None, max_keepalive_connections
 def async_transport(limits: httpx.Limits, verify: ssl.SSLContext, *, proxy: Optional[str] = None) -> AiohttpTransport:
     """The async transport of an engine's client, with ``limits``, ``verify`` for TLS and the HTTP
     ``proxy`` its requests go through (``None``: direct)."""
+    # Imported here: aiohttp costs about as much to import as httpx, and a sync-only run never needs it.
+    from jarvis_core.engine.aiohttp_transport import AiohttpTransport
+
     return AiohttpTransport(limits, verify, proxy=proxy)
