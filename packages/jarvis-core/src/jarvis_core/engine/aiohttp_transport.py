@@ -13,10 +13,8 @@ error, never a short success.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import ssl
-import weakref
-from typing import Any, AsyncIterator, Dict, Optional, Set, Tuple, Type
+from typing import Any, AsyncGenerator, AsyncIterator, Dict, Optional, Tuple, Type
 
 import aiohttp
 import httpx
@@ -54,14 +52,13 @@ def httpx_error(exc: BaseException, request: httpx.Request) -> httpx.TransportEr
 
 _MAPPED = (aiohttp.ClientError, asyncio.TimeoutError)
 
-#: The sessions' closers: each waits until its transport closes or its loop ends (``asyncio.run`` cancels
-#: the tasks left), then closes the session on its own loop. The loop keeps only weak references to tasks.
-_closers: Set[asyncio.Task[None]] = set()
-
-
-async def _close_at_end(session: aiohttp.ClientSession) -> None:
+async def _closing(session: aiohttp.ClientSession) -> AsyncGenerator[None, None]:
+    """Suspended at its ``yield`` for the session's life. Closing it closes the session on its own loop:
+    :meth:`AiohttpTransport.aclose`, the loop's ``shutdown_asyncgens()`` (the end of ``asyncio.run``), or
+    the loop's finalizer hook once the transport is collected. A task could do the same, but one still
+    pending when its loop is closed is reported as destroyed; an async generator is not."""
     try:
-        await asyncio.Event().wait()
+        yield
     finally:
         await session.close()
 
@@ -128,7 +125,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         self._closer: Optional[asyncio.Task[None]] = None
         self._timeouts: Dict[Tuple[Optional[float], Optional[float], Optional[float]], aiohttp.ClientTimeout] = {}
 
-    def _open(self) -> aiohttp.ClientSession:
+    async def _open(self) -> aiohttp.ClientSession:
         limits = self._limits
         most = limits.max_connections or 0  # aiohttp: 0 is no limit
         connector = aiohttp.TCPConnector(
@@ -139,13 +136,9 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         # No cookie jar and no decompression: httpx's client does both, as it does for its own transports.
         session = aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(),
                                         auto_decompress=False, trust_env=False)
-        closer = asyncio.get_running_loop().create_task(_close_at_end(session))
-        _closers.add(closer)
-        closer.add_done_callback(_closers.discard)
-        # A transport dropped without aclose() still has its session closed, on its loop, without waiting
-        # for the loop's end.
-        weakref.finalize(self, _cancel_soon, closer)
-        self._session, self._closer = session, closer
+        guard = _closing(session)
+        await guard.__anext__()
+        self._session, self._guard = session, guard
         return session
 
     def _timeout(self, request: httpx.Request) -> aiohttp.ClientTimeout:
@@ -161,7 +154,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         return timeout
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        session = self._session or self._open()
+        session = self._session or await self._open()
         headers = request.headers
         data: Any
         try:
@@ -191,20 +184,13 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         )
 
     async def aclose(self) -> None:
-        closer, self._closer, self._session = self._closer, None, None
-        if closer is not None and not closer.done():
-            closer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await closer
+        guard = self._guard
+        self._guard = None
+        self._session = None
+        if guard is not None:
+            await guard.aclose()
 
 
 def _seconds(value: Any) -> Optional[float]:
     """A timeout for aiohttp: an infinite one is none (aiohttp cannot schedule a timer that far)."""
     return None if value is None or value == float("inf") else float(value)
-
-
-def _cancel_soon(closer: asyncio.Task[None]) -> None:
-    loop = closer.get_loop()
-    if not closer.done() and not loop.is_closed():
-        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-            loop.call_soon_threadsafe(closer.cancel)
