@@ -122,7 +122,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         self._verify = verify
         self._proxy = proxy
         self._session: Optional[aiohttp.ClientSession] = None
-        self._closer: Optional[asyncio.Task[None]] = None
+        self._guard: Optional[AsyncGenerator[None, None]] = None
         self._timeouts: Dict[Tuple[Optional[float], Optional[float], Optional[float]], aiohttp.ClientTimeout] = {}
 
     async def _open(self) -> aiohttp.ClientSession:
