@@ -440,3 +440,23 @@ def test_a_sync_request_never_imports_aiohttp():
             "    def list_models(self): return []\n"
             "E(host='http://127.0.0.1:9').health()\nassert 'aiohttp' not in sys.modules, 'aiohttp was imported'\n")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_an_async_client_left_open_is_closed_when_asyncio_run_ends():
+    # An engine used from asyncio.run without aclose(): the loop's shutdown closes the aiohttp session, so
+    # nothing reports an unclosed session, connector or socket at exit.
+    import sys
+
+    code = ("import asyncio, gc\nfrom jarvis_core.testing import Exchange, ReplayServer\n"
+            "from jarvis_core.engine.http import HTTPEngine\n"
+            "class E(HTTPEngine):\n    engine_id = 'e'\n    def generate(self, *a, **k): ...\n"
+            "    def list_models(self): return []\n"
+            "with ReplayServer([Exchange('GET', '/j', json={'ok': 1}, times=None)]) as server:\n"
+            "    engine = E(host=server.url)\n"
+            "    for _ in range(2):\n"
+            "        assert asyncio.run(engine.arequest_json('GET', '/j')) == {'ok': 1}\n"
+            "    del engine\n    gc.collect()\n")
+    proc = subprocess.run([sys.executable, "-W", "always::ResourceWarning", "-c", code], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "nclosed" not in proc.stderr, proc.stderr

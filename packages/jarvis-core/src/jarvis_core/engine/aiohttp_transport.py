@@ -52,6 +52,7 @@ def httpx_error(exc: BaseException, request: httpx.Request) -> httpx.TransportEr
 
 _MAPPED = (aiohttp.ClientError, asyncio.TimeoutError)
 
+
 async def _closing(session: aiohttp.ClientSession) -> AsyncGenerator[None, None]:
     """Suspended at its ``yield`` for the session's life. Closing it closes the session on its own loop:
     :meth:`AiohttpTransport.aclose`, the loop's ``shutdown_asyncgens()`` (the end of ``asyncio.run``), or
