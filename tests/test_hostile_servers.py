@@ -427,8 +427,8 @@ def _head(*lines: str) -> bytes:
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
 
-def _json_head(status: str = "200 OK", *extra: str) -> str:
-    return "\r\n".join((f"HTTP/1.1 {status}", "Content-Type: application/json") + extra)
+def _json_head() -> str:
+    return "HTTP/1.1 200 OK\r\nContent-Type: application/json"
 
 
 #: (row id, the raw response for a body, whether it is an answer both paths take: None, else the jarvis
