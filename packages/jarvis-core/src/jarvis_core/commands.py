@@ -4,7 +4,8 @@ them. The command modules under ``jarvis_core.cli`` are private; this module is 
 
 - :class:`CommandModule`: the contract (``add_parser(subparsers)`` and ``run(args) -> int``).
 - Tables for people, JSON for scripts: :func:`add_json_options` (``--json``, ``--indent N``),
-  :func:`wants_json`, :func:`write_json`, :func:`format_table` and :func:`cell`.
+  :func:`write_result` (the document as JSON when asked, else rendered), :func:`wants_json`,
+  :func:`write_json`, :func:`format_table` and :func:`cell`.
 - Talking on stderr: :func:`announce` (a choice made for the user) and :func:`one_line`.
 - Arguments: :func:`finite_float` and :func:`positive_int` (argparse types), :func:`parse_tools`
   (``--tools a,b``).
@@ -22,7 +23,7 @@ import json
 import math
 import os
 import sys
-from typing import Any, List, Optional, Protocol, Sequence, TextIO, runtime_checkable
+from typing import Any, Callable, List, Optional, Protocol, Sequence, TextIO, runtime_checkable
 
 __all__ = [
     "CommandModule",
@@ -37,6 +38,7 @@ __all__ = [
     "show_agent_event",
     "wants_json",
     "write_json",
+    "write_result",
 ]
 
 PROG = "jarvis"
@@ -76,6 +78,15 @@ def write_json(doc: Any, args: argparse.Namespace) -> None:
     indent = getattr(args, "indent", None)
     indent = 2 if indent is None else (indent if indent > 0 else None)
     sys.stdout.write(json.dumps(doc, indent=indent, default=repr, ensure_ascii=False) + "\n")
+
+
+def write_result(doc: Any, args: argparse.Namespace, render: Callable[[Any], str]) -> None:
+    """Print a command's result on stdout: ``doc`` as JSON when ``--json``/``--indent`` asked for it, else
+    ``render(doc)`` (the table or summary for people)."""
+    if wants_json(args):
+        write_json(doc, args)
+    else:
+        sys.stdout.write(render(doc) + "\n")
 
 
 def format_table(headers: Optional[Sequence[str]], rows: Sequence[Sequence[Any]]) -> str:

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import sys
 from typing import Any, Dict, List, Optional
 
-from jarvis_core.commands import add_json_options, cell, format_table, wants_json, write_json
+from jarvis_core.commands import add_json_options, cell, format_table, write_result
 
 __all__ = ["add_parser", "collect", "render", "run"]
 
@@ -89,10 +88,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("MODEL is empty: give a model id such as 'qwen3:8b' or 'Qwen/Qwen3-8B' (or --gguf PATH)",
                          argument="MODEL")
     doc = collect(model, args.backend, use_config=not args.no_user_config, gguf=gguf)
-    if wants_json(args):
-        write_json(doc, args)
-    else:
-        sys.stdout.write(render(doc, use_config=not args.no_user_config) + "\n")
+    write_result(doc, args, lambda d: render(d, use_config=not args.no_user_config))
     return 0
 
 

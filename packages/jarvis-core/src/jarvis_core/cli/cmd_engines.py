@@ -18,10 +18,9 @@ the config has a table for them or they are named on the command line. API keys 
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any, Dict
 
-from jarvis_core.commands import add_json_options, cell, format_table, wants_json, write_json
+from jarvis_core.commands import add_json_options, cell, format_table, write_result
 
 __all__ = ["add_parser", "render", "run"]
 
@@ -65,10 +64,7 @@ def run(args: argparse.Namespace) -> int:
         for _, engine in results:
             if engine is not None:
                 engine.close()
-    if wants_json(args):
-        write_json(doc, args)
-    else:
-        sys.stdout.write(render(doc) + "\n")
+    write_result(doc, args, render)
     return 0
 
 

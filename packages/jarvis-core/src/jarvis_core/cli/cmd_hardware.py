@@ -22,10 +22,9 @@ By default a short summary for people::
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any, Dict, List
 
-from jarvis_core.commands import add_json_options, format_table, wants_json, write_json
+from jarvis_core.commands import add_json_options, format_table, write_result
 
 __all__ = ["add_parser", "render", "run"]
 
@@ -53,10 +52,7 @@ def run(args: argparse.Namespace) -> int:
     hw = detect_hardware(timeout=args.timeout)
     rec = explain_recommendation(hw)
     doc = {**hw.to_dict(), "recommended_engine": rec.engine, "reason": rec.reason}
-    if wants_json(args):
-        write_json(doc, args)
-    else:
-        sys.stdout.write(render(doc) + "\n")
+    write_result(doc, args, render)
     return 0
 
 

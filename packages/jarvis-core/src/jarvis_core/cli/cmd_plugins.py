@@ -34,10 +34,9 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from jarvis_core.commands import add_json_options, cell, format_table, wants_json, write_json
+from jarvis_core.commands import add_json_options, cell, format_table, write_result
 
 __all__ = ["add_parser", "collect", "render", "run", "summarise"]
 
@@ -173,10 +172,7 @@ def run(args: argparse.Namespace) -> int:
             f"version of {p['distribution']} made for jarvis-core {doc['core_version']}",
             PluginWarning, stacklevel=2,
         )
-    if wants_json(args):
-        write_json(doc, args)
-    else:
-        sys.stdout.write(render(doc, hook=args.hook or "") + "\n")
+    write_result(doc, args, lambda d: render(d, hook=args.hook or ""))
     return 0
 
 
