@@ -65,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
     from jarvis_core.config import load_config
     from jarvis_core.engine_choice import choose_engine, describe_engine, resolve_model
     from jarvis_core.errors import JarvisError
+    from jarvis_core.instrumented import InstrumentedEngine
     from jarvis_core.retry import with_retries
     from jarvis_server.app import create_app, verify_front_door
     from jarvis_server.running import http_stack, uvicorn_config
@@ -87,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
     alias = resolve_alias(config, args.model)  # an alias's engine, unless --engine names one
     choice = choose_engine(config, args.engine or (alias.engine if alias else None), host=args.engine_host,
                            announce=commands.announce)
-    choice.engine = with_retries(choice.engine, choice.key, config, announce=commands.announce)  # [retry]
+    # [retry], then the events /metrics counts (published on the default bus)
+    choice.engine = InstrumentedEngine(with_retries(choice.engine, choice.key, config, announce=commands.announce))
     managed = None
     try:
         model = resolve_model(choice.engine, choice.key, config, args.model, announce=commands.announce)
