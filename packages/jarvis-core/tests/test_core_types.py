@@ -64,6 +64,7 @@ chunks = st.builds(
     finish_reason=st.none() | st.sampled_from(FINISH_REASONS),
     usage=st.none() | usages,
     metadata=metadata,
+    parsed=st.none() | metadata,
 )
 specs = st.builds(
     ToolSpec,
@@ -238,11 +239,13 @@ def test_stream_chunk_is_an_immutable_value_with_a_fast_delta():
         "b", tool_calls=chunk.tool_calls, finish_reason="stop", usage=Usage(1, 2))
     with pytest.raises(TypeError):
         chunk.replace(bogus=1)
-    assert chunk != tuple(chunk) and StreamChunk() != (None, None, (), None, None, {})  # only equal to chunks
+    assert chunk != tuple(chunk) and StreamChunk() != (None, None, (), None, None, {}, None)  # only equal to chunks
     assert pickle.loads(pickle.dumps(chunk)) == chunk and copy.deepcopy(chunk) == chunk
     assert repr(StreamChunk("a")) == (
-        "StreamChunk(content='a', reasoning=None, tool_calls=(), finish_reason=None, usage=None, metadata={})")
+        "StreamChunk(content='a', reasoning=None, tool_calls=(), finish_reason=None, usage=None, metadata={}, "
+        "parsed=None)")
     with pytest.raises(cattrs.errors.ClassValidationError):
         from_dict(StreamChunk, {"content": "a", "bogus": 1})
     assert to_dict(StreamChunk.delta("a")) == {"content": "a", "reasoning": None, "tool_calls": [],
-                                               "finish_reason": None, "usage": None, "metadata": {}}
+                                               "finish_reason": None, "usage": None, "metadata": {},
+                                               "parsed": None}

@@ -218,14 +218,17 @@ def _suite_for(engine_cls: type) -> TestMiniOpenAIConformance:
 
 def test_correct_engine_passes_standalone():
     results = run_engine_conformance(_suite_for(MiniOpenAIEngine))
-    assert all(r == "ok" for r in results.values()), results
+    optional = {"test_embed_returns_one_vector_per_input", "test_structured_output_is_decoded"}  # it declares neither
+    assert all(r == "ok" for name, r in results.items() if name not in optional), results
+    assert all(results[name].startswith("skipped: mini-openai declares no") for name in optional), results
     assert len(results) >= 15
 
 
 @pytest.mark.parametrize(
     ("engine_cls", "failing"),
     [
-        (PassesUnknownOptions, {"test_unknown_option_raises_invalid_option"}),
+        (PassesUnknownOptions, {"test_unknown_option_raises_invalid_option",
+                                "test_structured_output_without_support_raises_typed_error"}),
         (LeaksKeyInRepr, {"test_no_secret_in_repr_or_errors"}),
         (DoubleFinish, {"test_stream_full_ends_with_one_finish_chunk"}),
         # agenerate runs generate in a thread by default, so it shows generate's bug too
@@ -262,7 +265,7 @@ def test_serve_may_be_a_plain_generator_or_return_the_server():
             self.stopped.append(scenario)
 
     results = run_engine_conformance(GeneratorServe())
-    assert all(r == "ok" for r in results.values()), results
+    assert all(r == "ok" or r.startswith("skipped: mini-openai declares") for r in results.values()), results
     assert "text" in GeneratorServe.stopped  # the code after yield ran as teardown
 
     class ReturnsLive(TestMiniOpenAIConformance):
@@ -277,7 +280,7 @@ def test_serve_may_be_a_plain_generator_or_return_the_server():
 def test_scenario_constants_and_live_server_are_exported():
     import jarvis_core.testing as kit
 
-    assert kit.SCENARIOS == ("text", "tools", "models")
+    assert kit.SCENARIOS == ("text", "tools", "models", "embed", "structured")
     assert kit.PROMPT[-1].content == "What is the capital of France?"
     assert kit.WEATHER_TOOL.name == "get_weather" and kit.SECRET.startswith("sk-")
     assert kit.LiveServer("http://x").url == "http://x"

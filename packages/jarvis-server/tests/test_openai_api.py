@@ -218,7 +218,7 @@ def test_content_parts_and_developer_role(serve):
         ({"response_format": {"type": "json_object"}}, "response_format"),  # the engine does not allow it
         ({"parallel_tool_calls": False}, "parallel_tool_calls"),
         ({"frobnicate": 1}, "frobnicate"),
-        ({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]},
+        ({"messages": [{"role": "user", "content": [{"type": "input_audio", "input_audio": {"data": "x"}}]}]},
          "messages[0].content[0].type"),
         ({"messages": [{"role": "wizard", "content": "hi"}]}, "messages[0].role"),
         ({"messages": [{"role": "user", "content": None}]}, "messages[0].content"),

@@ -31,9 +31,9 @@ class EchoEngine(InferenceEngine):
 
     def _answer(self, messages: Sequence[MessageLike], max_tokens: int) -> tuple[List[str], int, str]:
         convo = coerce_messages(messages)
-        last_user = next((m.content or "" for m in reversed(convo) if m.role == Role.USER), "")
+        last_user = next((m.text or "" for m in reversed(convo) if m.role == Role.USER), "")
         words = (self.prefix + last_user).split()
-        prompt_tokens = sum(len((m.content or "").split()) for m in convo)
+        prompt_tokens = sum(len((m.text or "").split()) for m in convo)
         finish = "length" if len(words) > max_tokens else "stop"
         return words[:max_tokens], prompt_tokens, finish
 

@@ -59,13 +59,15 @@ class Answer:
     jarvis_json: Optional[JarvisReply] = None
     model_calls: Optional[int] = None
     tools_loaded: Tuple[str, ...] = attrs.field(default=(), converter=as_tuple)
+    #: The decoded answer of a structured-output request (``response_format``; ``Jarvis.ask(schema=...)``).
+    parsed: Any = None
 
     @classmethod
     def from_completion(cls, completion: Completion, *, engine: Optional[str], **more: Any) -> Answer:
         """A direct answer: the engine's completion."""
         return cls(completion.content or "", model=completion.model, engine=engine, usage=completion.usage,
                    finish_reason=completion.finish_reason, reasoning=completion.reasoning or None,
-                   tool_calls=completion.tool_calls, **more)
+                   tool_calls=completion.tool_calls, parsed=completion.parsed, **more)
 
     @classmethod
     def from_agent_result(cls, result: AgentResult, *, model: Optional[str], engine: Optional[str], agent: str,
@@ -95,6 +97,8 @@ class Answer:
             out["model_calls"] = self.model_calls
         if self.tools_loaded:
             out["tools_loaded"] = list(self.tools_loaded)
+        if self.parsed is not None:
+            out["parsed"] = self.parsed
         return out
 
     # -- the dict this used to be (deprecated) ------------------------------------------------------

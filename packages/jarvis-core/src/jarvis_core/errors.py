@@ -31,6 +31,11 @@ the attributes each class adds::
         │   ├── RateLimitError          429
         │   ├── ContentFilterError
         │   └── ServerError             5xx
+        ├── CapabilityError             the engine or model cannot do what was asked  [capability, model]
+        │   ├── EmbeddingsNotSupportedError
+        │   ├── StructuredOutputNotSupportedError
+        │   └── VisionNotSupportedError
+        ├── StructuredOutputError       the answer is not JSON, or not valid against the schema  [text, problems]
         ├── MalformedResponseError      a whole (non-streamed) reply that is not what the protocol says  [excerpt]
         └── StreamError                 a stream broke, was malformed or carried an error mid-way
             └── LimitExceededError      a reply went past a limit: line length, output size, deadline  [limit]
@@ -43,11 +48,13 @@ from typing import Any, Dict, Iterable, Optional, Sequence, Tuple, Type
 __all__ = [
     "AuthenticationError",
     "BadRequestError",
+    "CapabilityError",
     "ConfigError",
     "ConflictingOptionsError",
     "ContentFilterError",
     "ContextLengthError",
     "DuplicateRegistrationError",
+    "EmbeddingsNotSupportedError",
     "EngineConnectionError",
     "EngineError",
     "EngineHTTPError",
@@ -65,9 +72,12 @@ __all__ = [
     "RemovedAPIError",
     "ServerError",
     "StreamError",
+    "StructuredOutputError",
+    "StructuredOutputNotSupportedError",
     "ToolsNotSupportedError",
     "UnknownNameError",
     "UsageError",
+    "VisionNotSupportedError",
 ]
 
 #: How much of a server's reply :class:`MalformedResponseError` keeps.
@@ -359,6 +369,64 @@ class ContentFilterError(EngineHTTPError):
 
 class ServerError(EngineHTTPError):
     """The server failed (5xx); a 503 may carry :attr:`retry_after`."""
+
+
+class CapabilityError(EngineError):
+    """The engine, or the model on it, cannot do what the request asks (embeddings, ``response_format``,
+    images); raised before anything is sent when the engine knows, never a silent fallback. The jarvis
+    server answers 400.
+
+    :param capability: ``embeddings``, ``response_format`` or ``vision``.
+    :param model: the model, when the limit is the model's rather than the engine's.
+    :param engine_id: as :class:`EngineError`.
+    """
+
+    capability_name = ""
+    what = "this"
+
+    def __init__(self, message: str = "", *, engine_id: str = "", model: str = "", capability: str = "") -> None:
+        self.capability = capability or self.capability_name
+        self.model = model
+        if not message:
+            who = f"model {model!r} on engine {engine_id!r}" if model else f"engine {engine_id!r}"
+            message = f"{who} has no {self.what}"
+        super().__init__(message, engine_id=engine_id)
+
+
+class EmbeddingsNotSupportedError(CapabilityError):
+    """The engine (or model) serves no embeddings (Anthropic; an engine that does not implement ``embed``)."""
+
+    capability_name = "embeddings"
+    what = "embeddings"
+
+
+class StructuredOutputNotSupportedError(CapabilityError):
+    """The engine (or model) cannot honour ``response_format``."""
+
+    capability_name = "response_format"
+    what = "structured output (response_format)"
+
+
+class VisionNotSupportedError(CapabilityError):
+    """The message holds an image and the engine or model cannot see (a text-only model, as its server
+    reports it); the image is never dropped."""
+
+    capability_name = "vision"
+    what = "vision: it cannot take images"
+
+
+class StructuredOutputError(EngineError):
+    """A structured-output answer (``response_format``) that is not JSON, or not valid against the schema.
+
+    :param text: the model's whole answer (nothing of it is lost; :func:`repr` and the message show only its start).
+    :param problems: what is wrong, one entry per problem.
+    :param engine_id: as :class:`EngineError`.
+    """
+
+    def __init__(self, message: str, *, engine_id: str = "", text: str = "", problems: Sequence[str] = ()) -> None:
+        self.text = text
+        self.problems = tuple(problems)
+        super().__init__(message, engine_id=engine_id)
 
 
 class MalformedResponseError(EngineError):

@@ -46,8 +46,10 @@ from typing import (
     Optional,
     Sequence,
     Tuple,
+    Type,
     TypeVar,
     Union,
+    overload,
 )
 
 import attrs
@@ -62,10 +64,12 @@ from jarvis_core.sdk_agents import (
     run_agent,
     split_prompt,
 )
+from jarvis_core.sdk_verbs import answer_for
 
 if TYPE_CHECKING:
     from jarvis_core.aliases import ModelAlias
     from jarvis_core.config import JarvisConfig
+    from jarvis_core.embeddings import EmbeddingResult
     from jarvis_core.engine.base import InferenceEngine
     from jarvis_core.engine_choice import Announce
     from jarvis_core.events import EventBus
@@ -355,9 +359,40 @@ class Jarvis:
         return convo
 
     # -- asking -----------------------------------------------------------------------------------
-    def ask(self, prompt: Prompt, **kwargs: Any) -> str:
-        """Ask and return the answer text. Keyword arguments as for :meth:`ask_full`."""
-        return self.ask_full(prompt, **kwargs).content
+    @overload
+    def ask(self, prompt: Prompt, *, schema: None = None, **kwargs: Any) -> str: ...
+    @overload
+    def ask(self, prompt: Prompt, *, schema: Type[_T], **kwargs: Any) -> _T: ...
+    @overload
+    def ask(self, prompt: Prompt, *, schema: Union[str, Mapping[str, Any]], **kwargs: Any) -> Any: ...
+
+    def ask(self, prompt: Prompt, *, schema: Any = None, **kwargs: Any) -> Any:
+        """Ask and return the answer text. Keyword arguments as for :meth:`ask_full`.
+
+        With ``schema`` the answer is structured output (``response_format``, on every engine): ``schema`` is an
+        attrs class (or another type: ``list[Person]``), a JSON-schema dict, or llm's concise form
+        (``"name, age int"``). The decoded answer comes back: an instance for a type (through cattrs), a dict
+        for the others. A wrong answer raises :class:`~jarvis_core.errors.StructuredOutputError`; an engine that
+        cannot honour it :class:`~jarvis_core.errors.StructuredOutputNotSupportedError`.
+        """
+        if schema is None:
+            return self.ask_full(prompt, **kwargs).content
+        from jarvis_core.sdk_verbs import structured_answer
+        from jarvis_core.structured import response_format_for
+
+        response_format = response_format_for(schema)
+        return structured_answer(self.ask_full(prompt, response_format=response_format, **kwargs), schema,
+                                 response_format)
+
+    def embed(self, texts: Union[str, Sequence[str]], *, model: Optional[str] = None, **options: Any) -> EmbeddingResult:
+        """The embeddings of ``texts`` (one string or many) from the engine: one vector per text, in order.
+        ``options`` go to :meth:`InferenceEngine.embed <jarvis_core.engine.base.InferenceEngine.embed>`
+        (``dimensions`` where the backend takes it). An engine without embeddings raises
+        :class:`~jarvis_core.errors.EmbeddingsNotSupportedError`."""
+        from jarvis_core.embeddings import check_inputs
+
+        engine, engine_key, use_model = self._use(model)
+        return engine.embed(check_inputs(texts, engine_id=engine_key), model=use_model, **options)
 
     def ask_full(
         self,
@@ -409,7 +444,7 @@ class Jarvis:
                 self.messages(prompt, system=system), model=use_model, temperature=temperature,
                 max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens, **options,
             )
-            return Answer.from_completion(completion, engine=engine_key)
+            return answer_for(completion, engine_key, options)
         text, history = split_prompt(prompt)
         result = run_agent(str(agent_key), runner, text, AgentContext(messages=tuple(history)))
         used_engine = self._use(model)[1] if getattr(runner, "uses_engine", True) else None

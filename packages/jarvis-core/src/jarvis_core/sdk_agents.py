@@ -215,7 +215,7 @@ def split_prompt(prompt: Prompt) -> Tuple[str, List[Message]]:
     convo = coerce_messages(list(prompt))
     for i in range(len(convo) - 1, -1, -1):
         if role_of(convo[i]) == "user":
-            return convo[i].content or "", convo[:i]
+            return convo[i].text or "", convo[:i]
     return "", convo
 
 

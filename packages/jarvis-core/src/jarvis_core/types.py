@@ -20,6 +20,8 @@ from typing import Any, Iterable, Mapping, NamedTuple, Optional, Sequence, Tuple
 import attrs
 import cattrs
 
+from jarvis_core.content import ContentPart, ImagePart, TextPart, content_parts, content_text
+
 __all__ = [
     "as_tuple",
     "FINISH_REASONS",
@@ -28,6 +30,7 @@ __all__ = [
     "AgentResult",
     "Completion",
     "Message",
+    "MessageContent",
     "MessageLike",
     "NO_METADATA",
     "Role",
@@ -147,23 +150,45 @@ def as_tuple(value: Optional[Iterable[Any]]) -> Tuple[Any, ...]:
     return tuple(value) if value else ()
 
 
+#: A message's content: text (the fast path), typed parts (text and images, :mod:`jarvis_core.content`) or
+#: ``None`` (an assistant turn that only called tools).
+MessageContent = Union[str, Tuple[ContentPart, ...], None]
+
+
 @attrs.frozen
 class Message:
-    """One chat message. ``reasoning`` holds a model's thinking, kept apart from ``content``."""
+    """One chat message. ``reasoning`` holds a model's thinking, kept apart from ``content``.
+
+    ``content`` is a ``str``, or a tuple of :class:`~jarvis_core.content.TextPart` and
+    :class:`~jarvis_core.content.ImagePart` (a list, plain strings and OpenAI part dicts are converted);
+    :attr:`text` is its text either way.
+    """
 
     role: Role = attrs.field(converter=_role)
-    content: Optional[str] = None
+    content: MessageContent = attrs.field(default=None, converter=content_parts)
     tool_calls: Tuple[ToolCall, ...] = attrs.field(default=(), converter=as_tuple)
     tool_call_id: Optional[str] = None
     name: Optional[str] = None
     reasoning: Optional[str] = None
+
+    @property
+    def text(self) -> Optional[str]:
+        """The content's text: the str itself, or the text parts joined (images left out)."""
+        return content_text(self.content)
+
+    @property
+    def images(self) -> Tuple[ImagePart, ...]:
+        """The content's image parts (none for text content)."""
+        if self.content is None or isinstance(self.content, str):
+            return ()
+        return tuple(p for p in self.content if isinstance(p, ImagePart))
 
     @classmethod
     def system(cls, content: str) -> Message:
         return cls(Role.SYSTEM, content)
 
     @classmethod
-    def user(cls, content: str) -> Message:
+    def user(cls, content: Union[str, Iterable[Union[ContentPart, str]]]) -> Message:
         return cls(Role.USER, content)
 
     @classmethod
@@ -201,7 +226,8 @@ class Completion:
     """A whole model response, normalized across providers.
 
     ``metadata`` carries provider extras that have no common field (llama.cpp ``timings``, Ollama
-    durations, request ids); it never holds secrets.
+    durations, request ids); it never holds secrets. ``parsed`` is the decoded answer of a structured-output
+    request (``response_format``, :mod:`jarvis_core.structured`); ``None`` otherwise.
     """
 
     content: Optional[str] = None
@@ -211,6 +237,7 @@ class Completion:
     model: str = ""
     finish_reason: str = attrs.field(default="stop", converter=_finish)
     metadata: Mapping[str, Any] = attrs.field(factory=dict)
+    parsed: Any = None
 
     def to_dict(self) -> dict[str, Any]:
         """The OpenJarvis engine dict: ``{content, usage, model, finish_reason, tool_calls?}``."""
@@ -224,6 +251,8 @@ class Completion:
             out["tool_calls"] = [to_dict(c) for c in self.tool_calls]
         if self.reasoning:
             out["reasoning"] = self.reasoning
+        if self.parsed is not None:
+            out["parsed"] = self.parsed
         return out
 
     def to_message(self) -> Message:
@@ -243,6 +272,7 @@ class _ChunkFields(NamedTuple):
     finish_reason: Optional[str] = None
     usage: Optional[Usage] = None
     metadata: Mapping[str, Any] = NO_METADATA
+    parsed: Any = None
 
 
 class StreamChunk(_ChunkFields):
@@ -250,7 +280,8 @@ class StreamChunk(_ChunkFields):
 
     ``content`` and ``reasoning`` are deltas (text added since the previous chunk). ``tool_calls`` holds
     *complete* calls: engines assemble the providers' argument deltas by index and emit each call once, in
-    the chunk that carries ``finish_reason``. ``usage`` arrives once, usually in the last chunk.
+    the chunk that carries ``finish_reason``. ``usage`` arrives once, usually in the last chunk. ``parsed``
+    (a structured-output request) is set on the last chunk only, decoded from the whole text.
 
     Unlike the other value types it is an immutable named tuple, not an attrs class: a stream builds one
     per token, and a tuple is built about five times faster than a frozen attrs instance (docs/contract.md
@@ -268,15 +299,16 @@ class StreamChunk(_ChunkFields):
         finish_reason: Optional[str] = None,
         usage: Optional[Usage] = None,
         metadata: Optional[Mapping[str, Any]] = None,
+        parsed: Any = None,
     ) -> StreamChunk:
         return _tuple_new(cls, (content, reasoning, tuple(tool_calls) if tool_calls else (), finish_reason, usage,
-                                {} if metadata is None else metadata))
+                                {} if metadata is None else metadata, parsed))
 
     @staticmethod
     def delta(content: Optional[str], reasoning: Optional[str] = None) -> StreamChunk:
         """A content and/or reasoning delta with nothing else (its metadata is :data:`NO_METADATA`): what
         engines build for each token, at the cost of one tuple."""
-        return _tuple_new(StreamChunk, (content, reasoning, (), None, None, NO_METADATA))
+        return _tuple_new(StreamChunk, (content, reasoning, (), None, None, NO_METADATA, None))
 
     def replace(self, **changes: Any) -> StreamChunk:
         """A copy with ``changes`` applied (unknown field names raise ``TypeError``)."""
@@ -375,12 +407,54 @@ class _ChunkRecord:
     finish_reason: Optional[str] = None
     usage: Optional[Usage] = None
     metadata: Mapping[str, Any] = attrs.field(factory=dict)
+    parsed: Any = None
+
+
+def _part_to_dict(part: ContentPart) -> dict[str, Any]:
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    out: dict[str, Any] = {"type": "image"}
+    if part.url is not None:
+        out["url"] = part.url
+    else:
+        out["data"], out["media_type"] = part.as_url().partition(",")[2], part.media_type
+    if part.detail:
+        out["detail"] = part.detail
+    return out
+
+
+def _part_from_dict(raw: Any) -> ContentPart:
+    import base64
+
+    if not isinstance(raw, Mapping) or raw.get("type") not in ("text", "image"):
+        raise ValueError(f"a content part must be a dict with type 'text' or 'image', got {raw!r:.80}")
+    if raw["type"] == "text":
+        return TextPart(str(raw["text"]))
+    data = raw.get("data")
+    return ImagePart(url=raw.get("url"), data=base64.b64decode(data) if isinstance(data, str) else None,
+                     media_type=raw.get("media_type"), detail=raw.get("detail"))
+
+
+def _content_to_plain(content: MessageContent) -> Any:
+    if content is None or isinstance(content, str):
+        return content
+    return [_part_to_dict(p) for p in content]
+
+
+def _content_from_plain(value: Any, _: Any) -> MessageContent:
+    if value is None or isinstance(value, str):
+        return value
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"message content must be a string, null or a list of parts, got {type(value).__name__}")
+    return tuple(_part_from_dict(p) for p in value)
 
 
 def _make_converter() -> cattrs.Converter:
     conv = cattrs.Converter(forbid_extra_keys=True, omit_if_default=False)
     conv.register_unstructure_hook(Role, lambda r: r.value)
     conv.register_structure_hook(Role, lambda v, _: _role(v))
+    conv.register_unstructure_hook_func(lambda t: t == MessageContent, _content_to_plain)
+    conv.register_structure_hook_func(lambda t: t == MessageContent, _content_from_plain)
     conv.register_unstructure_hook(StreamChunk, lambda c: conv.unstructure(_ChunkRecord(*c)))
     conv.register_structure_hook(StreamChunk, lambda v, _: StreamChunk(*attrs.astuple(conv.structure(v, _ChunkRecord),
                                                                                        recurse=False)))

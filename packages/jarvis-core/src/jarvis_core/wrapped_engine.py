@@ -4,9 +4,10 @@ engine-specific attribute are the wrapped engine's; a subclass overrides the inf
 
 from __future__ import annotations
 
-from typing import Any, FrozenSet, List, Sequence, TypeVar
+from typing import Any, FrozenSet, List, Sequence, TypeVar, Union
 
-from jarvis_core.engine.base import InferenceEngine
+from jarvis_core.embeddings import EmbeddingResult
+from jarvis_core.engine.base import InferenceEngine, supports_embeddings
 
 __all__ = ["WrappedEngine"]
 
@@ -35,6 +36,16 @@ class WrappedEngine(InferenceEngine):
 
     def check_options(self, options: Any) -> None:
         self.engine.check_options(options)
+
+    @property
+    def supports_embeddings(self) -> bool:
+        return supports_embeddings(self.engine)
+
+    def embed(self, inputs: Union[str, Sequence[str]], *, model: str, **options: Any) -> EmbeddingResult:
+        return self.engine.embed(inputs, model=model, **options)
+
+    async def aembed(self, inputs: Union[str, Sequence[str]], *, model: str, **options: Any) -> EmbeddingResult:
+        return await self.engine.aembed(inputs, model=model, **options)
 
     def list_models(self) -> List[str]:
         return self.engine.list_models()

@@ -72,8 +72,8 @@ def _convert_messages(messages: Sequence[MessageLike]) -> tuple[Any, ...]:
     results_open = False  # the last message in ``out`` is a user message of tool_result blocks
     for msg, extras in coerce_with_extras(messages):
         if msg.role is Role.SYSTEM:
-            if msg.content:
-                system.append(msg.content)
+            if msg.text:
+                system.append(msg.text)
             continue
         if msg.role is Role.TOOL:
             block: Dict[str, Any] = {"type": "tool_result", "tool_use_id": msg.tool_call_id or "", "content": msg.content or ""}

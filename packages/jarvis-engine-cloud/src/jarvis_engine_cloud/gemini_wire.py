@@ -124,8 +124,8 @@ def _convert_messages(messages: Sequence[MessageLike]) -> Tuple[List[str], List[
     results_open = False
     for msg, _extras in coerce_with_extras(messages):
         if msg.role is Role.SYSTEM:
-            if msg.content:
-                system.append(msg.content)
+            if msg.text:
+                system.append(msg.text)
             continue
         if msg.role is Role.TOOL:
             call_id = msg.tool_call_id or ""
@@ -136,7 +136,7 @@ def _convert_messages(messages: Sequence[MessageLike]) -> Tuple[List[str], List[
                     f"the tool result for call {call_id!r} names no function and follows no call with that id; "
                     "Gemini needs the function name",
                 )
-            fr: Dict[str, Any] = {"name": name, "response": _response_object(msg.content)}
+            fr: Dict[str, Any] = {"name": name, "response": _response_object(msg.text)}
             own_id, _ = split_call_id(call_id)
             if own_id:
                 fr["id"] = own_id

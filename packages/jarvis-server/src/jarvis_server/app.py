@@ -15,7 +15,7 @@ from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Route
 
 from jarvis_core.errors import ConfigError
-from jarvis_server import openai_routes
+from jarvis_server import embeddings_route, openai_routes
 from jarvis_server.mounts import ServerMount, lifespans, server_mounts
 from jarvis_server.security import SecurityLayer
 from jarvis_server.settings import ServerSettings
@@ -31,6 +31,7 @@ def _routes(state: ServerState, mounts: List[ServerMount]) -> List[BaseRoute]:
     routes: List[BaseRoute] = [
         Route("/v1/chat/completions", openai_routes.chat_completions, methods=["POST"]),
         Route("/v1/models", openai_routes.list_models, methods=["GET"]),
+        Route("/v1/embeddings", embeddings_route.embeddings, methods=["POST"]),
         Route("/health", openai_routes.health, methods=["GET"]),
     ]
     if state.managed is not None:

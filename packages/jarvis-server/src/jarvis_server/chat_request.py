@@ -1,7 +1,8 @@
 """Reading a ``POST /v1/chat/completions`` body into an engine call, without pydantic.
 
 What the official clients send is accepted: ``content: null`` (an assistant turn that only called tools),
-content-part arrays (``text`` parts are joined; any other part is a 400 naming it), ``tools``,
+content-part arrays (``text`` parts are joined; ``image_url`` parts, URLs or ``data:`` URLs, are passed on as
+typed image parts; any other part is a 400 naming it), ``tools``,
 ``tool_choice``, ``response_format``, ``stop``, ``seed``, ``top_p``, ``parallel_tool_calls``,
 ``stream_options.include_usage``. Role ``developer`` (OpenAI's newer name for the system role) is read as
 ``system``; any other unknown role is a 400.
@@ -20,8 +21,10 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 import attrs
 
+from jarvis_core.content import has_images
 from jarvis_core.engine.base import SAMPLING_FIELDS
-from jarvis_core.types import Message, Role, ToolCall
+from jarvis_core.types import Message, MessageContent, Role, ToolCall
+from jarvis_server.chat_images import image_content
 from jarvis_server.openai_errors import RequestError
 
 __all__ = ["ChatRequest", "parse_chat_request"]
@@ -62,9 +65,11 @@ def _bad(message: str, param: str, code: str = "invalid_request") -> RequestErro
     return RequestError(message, param=param, code=code)
 
 
-def _text(content: Any, where: str) -> Optional[str]:
+def _text(content: Any, where: str) -> MessageContent:
     if content is None or isinstance(content, str):
         return content
+    if isinstance(content, list) and has_images(content):
+        return image_content(content, where)
     if not isinstance(content, list):
         raise _bad(f"{where} must be a string, null or an array of content parts", where)
     pieces: List[str] = []

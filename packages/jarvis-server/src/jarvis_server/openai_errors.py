@@ -71,6 +71,7 @@ _MAP: List[Tuple[type, int, str]] = [
     (E.ContextLengthError, 400, "context_length_exceeded"),
     (E.ToolsNotSupportedError, 400, "tools_not_supported"),
     (E.ContentFilterError, 400, "content_filter"),
+    (E.CapabilityError, 400, "unsupported_capability"),
     (E.BadRequestError, 400, "invalid_request"),
     (E.AuthenticationError, 401, "upstream_authentication"),
     (E.ModelNotFoundError, 404, "model_not_found"),

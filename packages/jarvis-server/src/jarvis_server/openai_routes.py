@@ -164,7 +164,7 @@ async def _sse(first: Optional[StreamChunk], chunks: AsyncIterator[StreamChunk],
             content, wake, following = writer.content, ready.set, chunks.__anext__
             while chunk is not None:
                 # One unpacking instead of five attribute reads: this loop runs once per token.
-                text, reasoning, calls, reason, used, _ = chunk
+                text, reasoning, calls, reason, used, _, _ = chunk
                 if reasoning or calls:
                     buf.extend(_render(chunk, writer))
                 elif text:  # most chunks: one content delta

@@ -303,7 +303,7 @@ class MonitorOperativeAgent(OperativeAgent):
         # The output is a tool message (native, structured) or part of an "Observation:" message (text modes).
         for i in range(len(run.messages) - 1, -1, -1):
             msg = run.messages[i]
-            if msg.role in (Role.TOOL, Role.USER) and msg.content and text in msg.content:
+            if msg.role in (Role.TOOL, Role.USER) and isinstance(msg.content, str) and text in msg.content:
                 run.messages[i] = attrs.evolve(msg, content=msg.content.replace(text, shorter, 1))
                 break
         done = "summarized" if shorter.startswith("[summary") else "truncated"

@@ -57,8 +57,8 @@ def plain_history(messages: Sequence[Message]) -> List[Message]:
     for msg in messages:
         if msg.role is Role.ASSISTANT and msg.tool_calls:
             calls.update({c.id: c for c in msg.tool_calls})
-            if msg.content:
-                out.append(Message.assistant(msg.content))
+            if msg.text:
+                out.append(Message.assistant(msg.text))
             continue
         if msg.role is Role.TOOL:
             call = calls.get(msg.tool_call_id or "")

@@ -56,12 +56,12 @@ def split_transcript(messages: Sequence[Message]) -> Tuple[Optional[str], str]:
     system: Optional[str] = None
     rest = list(messages)
     if rest and rest[0].role is Role.SYSTEM:
-        system = rest.pop(0).content or None
+        system = rest.pop(0).text or None
     if not rest:
         return system, ""
     *history, last = rest
     if not history:
-        return system, last.content or ""
+        return system, last.text or ""
     parts: List[str] = ["The conversation so far:"]
     for msg in history:
         text = msg.content or ""

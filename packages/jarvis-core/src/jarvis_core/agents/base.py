@@ -145,8 +145,8 @@ class BaseAgent:
         rest: List[Message] = []
         for msg in (context.messages if context else ()):
             if msg.role is Role.SYSTEM:
-                if msg.content:
-                    systems.append(msg.content)
+                if msg.text:
+                    systems.append(msg.text)
             else:
                 rest.append(msg)
         head = [Message.system("\n\n".join(systems))] if systems else []

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from jarvis_core.config import JarvisConfig
     from jarvis_core.request_scope import Prompt
     from jarvis_core.sdk import Jarvis
+from jarvis_core.cli.verb_args import add_verb_arguments, question_with_images, schema_format
 
 __all__ = ["add_engine_arguments", "add_parser", "close_quietly", "jarvis_from_args", "request_options", "run"]
 
@@ -68,6 +69,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the whole answer (content, usage, …) as JSON, unstreamed")
     add_engine_arguments(p)
     add_log_arguments(p)
+    add_verb_arguments(p)
     g = p.add_argument_group("prompt provider")
     g.add_argument("--prompt-provider", metavar="NAME",
                    help="build the prompt and read the reply with this provider ('jarvis prompts list'; 'auto': "
@@ -142,19 +144,32 @@ def run(args: argparse.Namespace) -> int:
 
     from jarvis_core.cli.answer_log import AnswerLog
     from jarvis_core.config import load_config
+    from jarvis_core.types import Message
 
     prompt = _prompt(args)
     provider_options = _provider_options(args)
     config = load_config()
     log = AnswerLog(args, config)
+    response_format = schema_format(getattr(args, "schema", None))
+    images = getattr(args, "attachment", None) or []
+    content: Any = question_with_images(prompt, images) if images else prompt
     jarvis = jarvis_from_args(args, config=config)
-    question: Prompt = [*log.history, {"role": "user", "content": prompt}] if log.history else prompt
+    question: Prompt = [*log.history, Message.user(content)] if log.history or images else prompt
     try:
         if provider_options:
             return _ask_with_provider(jarvis, question, prompt, args, provider_options, log)
         jarvis.check_names()
         connect_first(jarvis)
         log.start()
+        if response_format is not None:
+            from jarvis_core.sdk_verbs import structured_answer
+
+            result = jarvis.ask_full(question, response_format=response_format, **request_options(args))
+            parsed = structured_answer(result, response_format, response_format)
+            log.record(jarvis, prompt, result.content, result)
+            out = {**result.to_dict(), "parsed": parsed} if args.json else parsed
+            sys.stdout.write(json.dumps(out, ensure_ascii=False, indent=None if args.json else 2) + "\n")
+            return 0
         if args.json:
             result = jarvis.ask_full(question, **request_options(args))
             log.record(jarvis, prompt, result.content, result)

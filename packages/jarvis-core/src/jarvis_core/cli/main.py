@@ -46,6 +46,7 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "prompts": ("jarvis_core.cli.cmd_prompts", "list, show and render prompt providers; write training data"),
     "logs": ("jarvis_core.cli.cmd_logs", "list, show and search the conversation log (--json)"),
     "aliases": ("jarvis_core.cli.cmd_aliases", "list, set and remove model aliases ([aliases] in the config)"),
+    "embed": ("jarvis_core.cli.cmd_embed", "print the embeddings of texts (arguments or stdin lines; --json)"),
 }
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130

@@ -16,13 +16,35 @@ from __future__ import annotations
 import abc
 import contextlib
 import functools
-from typing import Any, AsyncIterator, ClassVar, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    AsyncIterator,
+    ClassVar,
+    FrozenSet,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 from jarvis_core.engine.redaction import scrub_error, scrub_value
-from jarvis_core.errors import InvalidOptionError, JarvisError
+from jarvis_core.errors import (
+    EmbeddingsNotSupportedError,
+    InvalidOptionError,
+    JarvisError,
+    StructuredOutputNotSupportedError,
+)
 from jarvis_core.types import Completion, MessageLike, StreamChunk, ToolSpec
 
-__all__ = ["InferenceEngine", "ToolLike", "SAMPLING_FIELDS", "SAMPLING_OPTIONS"]
+if TYPE_CHECKING:
+    from jarvis_core.embeddings import EmbeddingResult
+
+__all__ = ["InferenceEngine", "ToolLike", "SAMPLING_FIELDS", "SAMPLING_OPTIONS", "supports_embeddings",
+           "supports_structured_output"]
 
 #: A tool as engines accept it: a :class:`ToolSpec` or an OpenAI-style dict.
 ToolLike = Union[ToolSpec, Mapping[str, Any]]
@@ -42,6 +64,19 @@ class InferenceEngine(abc.ABC):
     ``generate`` and the stream methods accept beyond the named parameters). An engine is a context
     manager; :meth:`close` releases its connection pool.
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Structured output is decoded here, once for every engine: an engine translates ``response_format`` to
+        # its wire form, and the generate/agenerate/stream_full it defines return the decoded object with it.
+        # A text that does not decode is not an error here (agents and prompt providers that ask for JSON
+        # recover from it themselves); parsed stays None and metadata["parse_error"] says why.
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__
+        for name, wrap in (("generate", _decoded), ("agenerate", _adecoded), ("stream_full", _decoded_stream)):
+            method = own.get(name)
+            if method is not None and not getattr(method, "__isabstractmethod__", False) \
+                    and not getattr(method, "_jarvis_decodes", False):
+                setattr(cls, name, wrap(method))
 
     #: The registry key of this engine (``"ollama"``, ``"vllm"``, …).
     engine_id: ClassVar[str] = ""
@@ -124,6 +159,27 @@ class InferenceEngine(abc.ABC):
             yield StreamChunk(content=text)
         yield StreamChunk(finish_reason="stop")
 
+    # -- embeddings -------------------------------------------------------------------------------
+    #: Inputs sent per embeddings request; :meth:`embed` splits longer lists (servers cap a request's size).
+    embed_batch_size: ClassVar[int] = 256
+    #: Extra keyword options ``embed`` accepts (``dimensions``, ``encoding_format`` where the backend takes them).
+    embed_options: ClassVar[FrozenSet[str]] = frozenset()
+
+    def embed(self, inputs: Union[str, Sequence[str]], *, model: str, **options: Any) -> EmbeddingResult:
+        """The embeddings of ``inputs`` (one string or many): one vector per input, in order, with the model
+        and the token usage. Optional: the default raises
+        :class:`~jarvis_core.errors.EmbeddingsNotSupportedError` naming the engine."""
+        raise EmbeddingsNotSupportedError(engine_id=self.engine_id or type(self).__name__)
+
+    async def aembed(self, inputs: Union[str, Sequence[str]], *, model: str, **options: Any) -> EmbeddingResult:
+        """Async twin of :meth:`embed`. Default: :meth:`embed` in a worker thread (an engine without
+        embeddings raises at once)."""
+        if not supports_embeddings(self):
+            return self.embed(inputs, model=model, **options)
+        import anyio.to_thread
+
+        return await anyio.to_thread.run_sync(functools.partial(self.embed, inputs, model=model, **options))
+
     # -- management -------------------------------------------------------------------------------
     @abc.abstractmethod
     def list_models(self) -> List[str]:
@@ -174,8 +230,11 @@ class InferenceEngine(abc.ABC):
             raise
 
     def check_options(self, options: Mapping[str, Any]) -> None:
-        """Raise :class:`InvalidOptionError` for any option not in :attr:`allowed_options`."""
+        """Raise :class:`InvalidOptionError` for any option not in :attr:`allowed_options`
+        (:class:`~jarvis_core.errors.StructuredOutputNotSupportedError` for ``response_format``)."""
         unknown = [k for k in options if k not in self.allowed_options]
+        if "response_format" in unknown:
+            raise StructuredOutputNotSupportedError(engine_id=self.engine_id or type(self).__name__)
         if unknown:
             raise InvalidOptionError(self.engine_id or type(self).__name__, unknown, self.allowed_options)
 
@@ -193,3 +252,62 @@ class InferenceEngine(abc.ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.engine_id!r}>"
+
+
+def supports_embeddings(engine: InferenceEngine) -> bool:
+    """True when ``engine``'s class implements :meth:`InferenceEngine.embed` (a wrapper answers for the engine it
+    wraps through its own ``supports_embeddings`` attribute). The engine may still find that a model has none."""
+    declared = getattr(engine, "supports_embeddings", None)
+    if isinstance(declared, bool):
+        return declared
+    return type(engine).embed is not InferenceEngine.embed
+
+
+def supports_structured_output(engine: InferenceEngine) -> bool:
+    """True when ``engine`` takes the ``response_format`` option (it lists it in ``allowed_options``)."""
+    return "response_format" in engine.allowed_options
+
+
+def _decoded(fn: Any) -> Any:
+    @functools.wraps(fn)
+    def generate(self: InferenceEngine, *args: Any, **kwargs: Any) -> Completion:
+        result = fn(self, *args, **kwargs)
+        response_format = kwargs.get("response_format")
+        if not response_format:
+            return result  # type: ignore[no-any-return]
+        from jarvis_core.structured import with_parsed
+
+        return with_parsed(result, response_format, engine_id=self.engine_id, strict=False)
+
+    generate._jarvis_decodes = True  # type: ignore[attr-defined]
+    return generate
+
+
+def _adecoded(fn: Any) -> Any:
+    @functools.wraps(fn)
+    async def agenerate(self: InferenceEngine, *args: Any, **kwargs: Any) -> Completion:
+        result = await fn(self, *args, **kwargs)
+        response_format = kwargs.get("response_format")
+        if not response_format:
+            return result  # type: ignore[no-any-return]
+        from jarvis_core.structured import with_parsed
+
+        return with_parsed(result, response_format, engine_id=self.engine_id, strict=False)
+
+    agenerate._jarvis_decodes = True  # type: ignore[attr-defined]
+    return agenerate
+
+
+def _decoded_stream(fn: Any) -> Any:
+    @functools.wraps(fn)
+    def stream_full(self: InferenceEngine, *args: Any, **kwargs: Any) -> AsyncIterator[StreamChunk]:
+        chunks = fn(self, *args, **kwargs)
+        response_format = kwargs.get("response_format")
+        if not response_format or response_format.get("type") == "text":
+            return chunks  # type: ignore[no-any-return]
+        from jarvis_core.structured import parsed_stream
+
+        return parsed_stream(chunks, response_format, engine_id=self.engine_id, strict=False)
+
+    stream_full._jarvis_decodes = True  # type: ignore[attr-defined]
+    return stream_full

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+from jarvis_core.content import content_parts, has_images, part_to_openai
 from jarvis_core.types import Message, MessageLike, Role, ToolCall, ToolSpec, new_call_id
 
 __all__ = ["arguments_object", "coerce_message", "coerce_messages", "messages_to_dicts", "message_to_dict", "tools_to_openai"]
@@ -17,7 +18,9 @@ _ROLES = {r.value for r in Role}
 
 
 def message_to_dict(message: MessageLike, *, reasoning_field: Optional[str] = None) -> Dict[str, Any]:
-    """One message as an OpenAI chat dict. Dicts are checked for a valid role and passed through.
+    """One message as an OpenAI chat dict. Dicts are checked for a valid role and passed through. Content
+    parts become OpenAI content parts (an image from bytes a ``data:`` URL, see
+    :func:`~jarvis_core.content.part_to_openai`).
 
     ``reasoning_field`` (e.g. ``"reasoning_content"``, what OpenAI-compatible servers read) replays an
     assistant message's :attr:`~jarvis_core.types.Message.reasoning` (or a dict's ``reasoning``) under that
@@ -25,7 +28,10 @@ def message_to_dict(message: MessageLike, *, reasoning_field: Optional[str] = No
     own API) leaves reasoning out.
     """
     if isinstance(message, Message):
-        out: Dict[str, Any] = {"role": message.role.value, "content": message.content}
+        content = message.content
+        out: Dict[str, Any] = {"role": message.role.value,
+                               "content": content if content is None or isinstance(content, str)
+                               else [part_to_openai(p) for p in content]}
         if message.tool_calls:
             out["tool_calls"] = [c.to_openai() for c in message.tool_calls]
         if message.tool_call_id is not None:
@@ -87,8 +93,9 @@ def coerce_message(message: MessageLike) -> Message:
     d = message_to_dict(message)
     calls = tuple(_tool_call_from_dict(c) for c in d.get("tool_calls") or ())
     content = d.get("content")
-    if isinstance(content, list):  # OpenAI content parts: keep the text parts
-        content = "".join(p.get("text", "") for p in content if isinstance(p, Mapping))
+    if isinstance(content, list):  # OpenAI content parts: typed parts when there is an image, else the text
+        content = content_parts(content) if has_images(content) else "".join(
+            p.get("text", "") for p in content if isinstance(p, Mapping))
     return Message(
         role=d["role"],
         content=content,

@@ -24,6 +24,7 @@ from typing import Any, Collection, Dict, List, Mapping, Optional, Sequence, Tup
 
 import attrs
 
+from jarvis_core.content import TextPart
 from jarvis_core.errors import JarvisError
 from jarvis_core.prompts.context import NodeContext, coerce_commands, coerce_tools
 from jarvis_core.prompts.jarvis_json import JarvisReply
@@ -97,7 +98,9 @@ class PromptSession:
                 raise JarvisError(f"the conversation has its own system message; prompt provider "
                                   f"{self.provider.name!r} builds the system prompt (drop it, or ask without a provider)")
             if msg.role is Role.USER and suffix:
-                msg = attrs.evolve(msg, content=append_suffix(msg.content or "", suffix))
+                content = msg.content
+                msg = attrs.evolve(msg, content=append_suffix(content or "", suffix) if not isinstance(content, tuple)
+                                   else (*content, TextPart(append_suffix("", suffix))))
             out.append(msg)
         return out
 

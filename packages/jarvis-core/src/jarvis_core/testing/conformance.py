@@ -25,6 +25,8 @@ Scenarios a plugin answers (:meth:`exchanges` or :meth:`serve`):
 ``"tools"``   an answer with at least one tool call to :data:`TOOL_PROMPT` with :data:`WEATHER_TOOL`,
               both non-streamed and streamed. Return ``None`` to skip the tool checks.
 ``"models"``  the engine's model listing and health probe.
+``"embed"``, ``"structured"``  the optional verbs (:mod:`jarvis_core.testing.conformance_verbs`); an engine
+              that declares it lacks one is checked for the typed error instead.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ import attrs
 
 from jarvis_core.engine.base import InferenceEngine
 from jarvis_core.errors import EngineConnectionError, EngineError, EngineTimeoutError, InvalidOptionError, StreamError
+from jarvis_core.testing import conformance_verbs
 from jarvis_core.testing.replay import Exchange, ReplayServer
 from jarvis_core.types import FINISH_REASONS, Completion, Message, StreamChunk, ToolSpec, Usage
 
@@ -58,7 +61,7 @@ __all__ = [
 ]
 
 #: The scenarios a plugin answers through exchanges() or serve().
-SCENARIOS: Tuple[str, ...] = ("text", "tools", "models")
+SCENARIOS: Tuple[str, ...] = ("text", "tools", "models", "embed", "structured")
 #: The conversation of the "text" scenario (a real SmolLM2 at temperature 0 answers "…Paris.").
 PROMPT: Tuple[Message, ...] = (
     Message.system("You are a helpful assistant."),
@@ -314,6 +317,19 @@ class EngineConformance:
         with self._serving("tools") as server, self.make_engine(server.url) as engine:
             result = engine.generate(list(TOOL_PROMPT), tools=[WEATHER_TOOL.to_openai()], **self._kwargs())
         self._check_calls(result.tool_calls)
+
+    # -- optional verbs (conformance_verbs) ---------------------------------------------------------------
+    def test_embed_returns_one_vector_per_input(self) -> None:
+        conformance_verbs.check_embed(self)
+
+    def test_embed_without_embeddings_raises_typed_error(self) -> None:
+        conformance_verbs.check_embed_unsupported(self)
+
+    def test_structured_output_is_decoded(self) -> None:
+        conformance_verbs.check_structured(self)
+
+    def test_structured_output_without_support_raises_typed_error(self) -> None:
+        conformance_verbs.check_structured_unsupported(self)
 
     # -- options and errors -------------------------------------------------------------------------
     def test_unknown_option_raises_invalid_option(self) -> None:

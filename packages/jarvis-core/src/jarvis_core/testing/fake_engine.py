@@ -23,6 +23,7 @@ from typing import Any, AsyncIterator, Callable, FrozenSet, Iterable, List, Mapp
 
 import attrs
 
+from jarvis_core.embeddings import Embedding, EmbeddingResult, check_inputs
 from jarvis_core.engine.base import SAMPLING_OPTIONS, InferenceEngine, ToolLike
 from jarvis_core.engine.messages import coerce_messages
 from jarvis_core.types import Completion, Message, MessageLike, StreamChunk, ToolCall, Usage
@@ -108,6 +109,9 @@ class FakeEngine(InferenceEngine):
     :param engine_id: the id to report (``"fake"``).
     :param allowed_options: extra options accepted; anything else raises
         :class:`~jarvis_core.errors.InvalidOptionError` like a real engine.
+    :param embedder: ``text -> vector``: the engine serves embeddings with it (each call recorded in
+        :attr:`embed_calls`); ``None``: it has none, and ``embed`` raises
+        :class:`~jarvis_core.errors.EmbeddingsNotSupportedError` like any engine without them.
     """
 
     engine_id = "fake"
@@ -121,7 +125,11 @@ class FakeEngine(InferenceEngine):
         healthy: bool = True,
         engine_id: str = "fake",
         allowed_options: Iterable[str] = _DEFAULT_OPTIONS,
+        embedder: Optional[Callable[[str], Sequence[float]]] = None,
     ) -> None:
+        self.embedder = embedder
+        self.supports_embeddings = embedder is not None
+        self.embed_calls: List[Any] = []
         self.engine_id = engine_id  # type: ignore[misc]
         self.allowed_options: FrozenSet[str] = frozenset(allowed_options)  # type: ignore[misc]
         self.script: List[ScriptItem] = list(script)
@@ -215,6 +223,14 @@ class FakeEngine(InferenceEngine):
             _raise_if_exception(piece)
             if piece.content:
                 yield piece.content
+
+    def embed(self, inputs: Union[str, Sequence[str]], *, model: str, **options: Any) -> EmbeddingResult:
+        if self.embedder is None:
+            return super().embed(inputs, model=model, **options)
+        texts = check_inputs(inputs, engine_id=self.engine_id)
+        self.embed_calls.append((texts, model, dict(options)))
+        vectors = [Embedding(self.embedder(t), i) for i, t in enumerate(texts)]
+        return EmbeddingResult(vectors, model=model, usage=Usage(prompt_tokens=sum(len(t.split()) for t in texts)))
 
     # -- management ---------------------------------------------------------------------------------
     def list_models(self) -> List[str]:

@@ -24,7 +24,7 @@ import attrs
 
 from jarvis_core.errors import UsageError
 
-__all__ = ["Signature", "signature_of"]
+__all__ = ["Signature", "schema_for_type", "signature_of"]
 
 _SCALARS: Dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
 _ARRAYS = (list, tuple, set, frozenset, collections.abc.Sequence, collections.abc.Iterable,
@@ -111,6 +111,15 @@ def _is_json(value: Any) -> bool:
 def _json(value: Any) -> Any:
     """A default as the model will see it (a tuple as a list, an enum member as its value)."""
     return json.loads(json.dumps(value.value if isinstance(value, enum.Enum) else value))
+
+
+def schema_for_type(hint: Any) -> Dict[str, Any]:
+    """The JSON schema of a type hint, by the mapping this module's docstring lists (structured output's
+    ``schema=`` uses it too).
+
+    :raises TypeError: a type with no JSON schema.
+    """
+    return _schema(hint)
 
 
 def _schema(hint: Any) -> Dict[str, Any]:
