@@ -31,12 +31,14 @@ def uvicorn_config(app: Any, host: str, port: int, *, log_level: str = "info",
     access log (requests would otherwise be logged with their paths, which may carry ids), and no
     ``X-Forwarded-*`` rewriting (the server never uses the client's address, and a header must not be able
     to change it); the HTTP parser and loop are uvicorn's choice (:func:`http_stack`), its protocol class
-    wrapped with the connection limits of ``settings`` (``[server]``, :mod:`jarvis_server.connections`)."""
+    wrapped with the connection limits of ``settings`` (``[server]``, :mod:`jarvis_server.connections`).
+    No WebSocket protocol (there are no WebSocket routes): an upgrade request stays an HTTP request, so it
+    passes the security layer and the connection limits like any other, whatever libraries are installed."""
     settings = settings if settings is not None else ServerSettings()
     return uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on", server_header=False,
                           access_log=False, proxy_headers=False, timeout_graceful_shutdown=5,
                           timeout_keep_alive=max(1, round(settings.keep_alive_timeout)),
-                          http=guarded_protocol(settings))
+                          http=guarded_protocol(settings), ws="none")
 
 
 class BackgroundServer:
