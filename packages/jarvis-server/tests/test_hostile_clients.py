@@ -237,6 +237,20 @@ def test_half_sent_heads_time_out_and_one_client_cannot_take_the_file_limit(serv
     assert served.proc.poll() is None
 
 
+def test_connections_past_max_connections_are_closed_at_once(serve_cli):
+    # Addresses 127.0.0.2-127.0.0.5, 10 connections each, none over a per-client bound: the total bound
+    # (20) closes the other 20 right after accept; once the clients are gone, connections are taken again.
+    served = serve_cli(backend(), "max_connections = 20\nmax_connections_per_client = 0")
+    socks = [_half_open(served.port, f"127.0.0.{2 + i % 4}") for i in range(40)]
+    time.sleep(1.0)
+    held = [s for s in socks if not _closed_by_peer(s)]
+    assert len(held) <= 20
+    for s in socks:
+        s.close()
+    time.sleep(0.5)
+    assert served.health_s() < FROZEN
+
+
 def test_a_dripped_second_head_on_a_keep_alive_connection_times_out(serve_cli):
     served = serve_cli(backend(), "head_timeout = 2\nkeep_alive_timeout = 30")
     with socket.create_connection(("127.0.0.1", served.port)) as sock:
