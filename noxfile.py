@@ -63,7 +63,7 @@ def typecheck(session: nox.Session) -> None:
     ``exceptiongroup`` are the Python 3.10 backports the code imports there (mypy checks as 3.10, the oldest
     supported version).
     """
-    session.install(*PACKAGES, *EXAMPLES, "pytest>=8", "mypy>=1.10", "types-psutil", "types-jsonschema", "tomli>=2.0",
+    session.install(*PACKAGES, *EXAMPLES, "pytest>=8", "mypy>=1.10", "types-psutil", "types-jsonschema", "opentelemetry-sdk>=1.20", "tomli>=2.0",
                     "exceptiongroup>=1.2")
     session.run("mypy")
 

@@ -65,8 +65,11 @@ def run(args: argparse.Namespace) -> int:
     from jarvis_core.config import load_config
     from jarvis_core.engine_choice import choose_engine, describe_engine, resolve_model
     from jarvis_core.errors import JarvisError
+    from jarvis_core.events import default_bus
     from jarvis_core.instrumented import InstrumentedEngine
+    from jarvis_core.otel import OTEL_ENV, trace_bus
     from jarvis_core.retry import with_retries
+    from jarvis_core.switches import env_flag
     from jarvis_server.app import create_app, verify_front_door
     from jarvis_server.running import http_stack, uvicorn_config
     from jarvis_server.security import allowed_hosts_for, check_bind, check_token
@@ -90,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
                            announce=commands.announce)
     # [retry], then the events /metrics counts (published on the default bus)
     choice.engine = InstrumentedEngine(with_retries(choice.engine, choice.key, config, announce=commands.announce))
+    if env_flag(OTEL_ENV):  # OpenTelemetry spans from the same events (jarvis-core[otel])
+        trace_bus(default_bus())
     managed = None
     try:
         model = resolve_model(choice.engine, choice.key, config, args.model, announce=commands.announce)
