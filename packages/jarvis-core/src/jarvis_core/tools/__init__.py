@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from jarvis_core.lazy import lazy_exports
 
 _LAZY = {
+    "ToolContext": "jarvis_core.tools.context",
     "ToolPolicy": "jarvis_core.tools.policy",
     "policy_of": "jarvis_core.tools.policy",
     "Tool": "jarvis_core.tools.base",
@@ -46,6 +47,7 @@ __all__ = [
     "BaseTool",
     "InvalidToolError",
     "Tool",
+    "ToolContext",
     "ToolExecutor",
     "ToolPolicy",
     "cap_output",
@@ -63,6 +65,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
 
 if TYPE_CHECKING:  # pragma: no cover
     from jarvis_core.tools.base import BaseTool, InvalidToolError, Tool, check_tool
+    from jarvis_core.tools.context import ToolContext
     from jarvis_core.tools.executor import Approver, ToolExecutor
     from jarvis_core.tools.factory import create_tool
     from jarvis_core.tools.function import function_tool, tool

@@ -13,8 +13,10 @@ if TYPE_CHECKING:
 
 __all__ = ["RUNTIME_OBJECTS", "create_tool", "section_of"]
 
-#: Objects a tool factory may ask for by naming them in its signature.
+#: Objects a tool factory may ask for by naming them in its signature (or all at once, typed: ``context``).
 RUNTIME_OBJECTS = ("engine", "model", "home", "bus")
+#: The parameter through which a tool factory takes a :class:`~jarvis_core.tools.context.ToolContext`.
+CONTEXT = "context"
 
 
 def section_of(config: Union[JarvisConfig, Mapping[str, Any], None], kind: str, key: str) -> Dict[str, Any]:
@@ -53,9 +55,10 @@ def create_tool(
     """Build the tool registered as ``key``.
 
     The registered target (a class or a factory) is called with the options from the user's
-    ``[tools.<key>]`` section, plus those ``runtime`` objects (``engine``, ``model``, ``home``, ``bus``)
-    whose names its signature accepts (all of them when it takes ``**kwargs``). A config option the
-    target does not accept is a :class:`~jarvis_core.errors.ConfigError` naming it.
+    ``[tools.<key>]`` section, plus the ``runtime`` objects (``engine``, ``model``, ``home``, ``bus``): all
+    of them as one :class:`~jarvis_core.tools.context.ToolContext` when its signature has a ``context``
+    parameter, else those whose names it accepts (all of them when it takes ``**kwargs``). A config option
+    the target does not accept is a :class:`~jarvis_core.errors.ConfigError` naming it.
 
     :raises UnknownNameError: no tool of that name (the message lists the installed ones).
     :raises InvalidToolError: the target failed to build, or what it built has no ``spec`` or neither
@@ -72,8 +75,17 @@ def create_tool(
     if accepted is not None:
         unknown = sorted(k for k in options if k not in accepted)
         if unknown:
-            allowed = ", ".join(sorted(k for k in accepted if k not in RUNTIME_OBJECTS)) or "none"
+            allowed = ", ".join(sorted(k for k in accepted if k not in (*RUNTIME_OBJECTS, CONTEXT))) or "none"
             raise ConfigError(f"tool {key!r} has no option(s) {', '.join(map(repr, unknown))}; allowed: {allowed}",
                               key=f"tools.{key}.{unknown[0]}")
-    extra = {k: v for k, v in runtime.items() if v is not None and (accepted is None or k in accepted)}
+    if CONTEXT in options:
+        raise ConfigError(f"tool {key!r}: {CONTEXT!r} is given by jarvis, not set in the config",
+                          key=f"tools.{key}.{CONTEXT}")
+    if accepted is not None and CONTEXT in accepted:
+        from jarvis_core.tools.context import ToolContext
+
+        context = ToolContext(**{k: v for k, v in runtime.items() if k in RUNTIME_OBJECTS})
+        extra: Dict[str, Any] = {CONTEXT: context}
+    else:
+        extra = {k: v for k, v in runtime.items() if v is not None and (accepted is None or k in accepted)}
     return reg.instance(**options, **extra)
