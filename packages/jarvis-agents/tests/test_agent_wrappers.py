@@ -170,6 +170,24 @@ def test_claude_code_prompt_carries_the_context(claude_bin):
     assert rec["stdin"].rstrip().endswith("What is my name?")
 
 
+def test_claude_code_keeps_the_conversation_through_its_session_id(claude_bin):
+    scenario(claude_bin, "ok")
+    agent = ClaudeCodeAgent(None, model="sonnet")
+    first = agent.run("My name is Ada.")
+    assert "--resume" not in recorded(claude_bin)["argv"] and first.metadata["session_id"] == "sess-1"
+    scenario(claude_bin, "ok", session_id="sess-2")
+    second = agent.run("What is my name?", AgentContext(messages=(Message.user("My name is Ada."),
+                                                                  Message.assistant("The answer is 42."))))
+    rec = recorded(claude_bin)
+    assert rec["argv"][-2:] == ["--resume", "sess-1"]
+    assert rec["stdin"] == "What is my name?"  # the session has the history; only the new message is sent
+    assert second.metadata["session_id"] == "sess-2" and agent.session_id == "sess-2"
+    ClaudeCodeAgent(None, model="sonnet", session_id="known-session").run("go on")
+    assert recorded(claude_bin)["argv"][-2:] == ["--resume", "known-session"]
+    with pytest.raises(ConfigError, match="session_id"):
+        ClaudeCodeAgent(None, model="sonnet", session_id="../../etc")
+
+
 def test_claude_code_pretty_printed_result(claude_bin):
     scenario(claude_bin, "pretty", result="pretty ok")
     assert ClaudeCodeAgent(None, model="sonnet").run("x").content == "pretty ok"

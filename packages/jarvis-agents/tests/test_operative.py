@@ -218,9 +218,28 @@ def test_a_store_failing_when_saving_raises(db):
     assert info.value.operation == "put"
 
 
+def test_without_an_operator_id_the_default_operator_is_used_and_announced(db):
+    import asyncio
+
+    from jarvis_agents.agents.operative import DEFAULT_OPERATOR
+    from jarvis_core.agents import Notice
+
+    first = OperativeAgent(FakeEngine([], default="Noted: the code word is ORCHID."), model="m", db=db)
+
+    async def collect():
+        return [e async for e in first.astream("remember: the code word is ORCHID")]
+
+    events = asyncio.run(collect())
+    first.close()
+    (notice,) = [e for e in events if isinstance(e, Notice) and e.kind == "operator"]
+    assert f"remembering as operator {DEFAULT_OPERATOR!r}" in notice.message and "operator_id=" in notice.message
+    second = OperativeAgent(FakeEngine([], default="ORCHID"), model="m", db=db)
+    second.run("the code word?")
+    second.close()
+    assert "ORCHID" in " ".join(m.content or "" for m in second.engine.calls[0].messages)  # same operator's memory
+
+
 def test_settings_errors_are_config_errors(db):
-    with pytest.raises(ConfigError, match="needs an operator id"):
-        OperativeAgent(FakeEngine([]), model="m", db=db)
     with pytest.raises(ConfigError, match="operator id"):
         agent(FakeEngine([]), db, operator_id="bad id with spaces")
     with pytest.raises(ConfigError, match="memory_store"):

@@ -128,6 +128,15 @@ def test_without_docker_or_podman_the_error_names_both(tmp_path, monkeypatch):
     assert "docker" in message and "podman" in message and "install" in message
 
 
+def test_asking_for_podman_without_it_says_podman_is_missing(tmp_path, monkeypatch):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    with pytest.raises(ContainerRuntimeNotFoundError) as info:
+        ContainerRunner(runtime="podman").run("print(1)")
+    assert str(info.value).startswith("no container runtime: 'podman' is missing: it is not on PATH; ")
+
+
 def test_podman_is_used_when_docker_is_missing(tmp_path, monkeypatch):
     install_fake_runtime(tmp_path / "bin", "podman", monkeypatch, tmp_path / "log")
     runner = ContainerRunner()

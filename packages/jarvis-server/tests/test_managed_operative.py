@@ -151,7 +151,8 @@ def test_a_monitor_operative_keeps_its_rows_in_the_servers_database(managed, tmp
     add = ToolCall("a1", "add", '{"a": 40, "b": 2}')
     server, _ = managed(FakeEngine([Completion(tool_calls=[add]), "The answer is 42."]), db=db)
     agent_id = new_agent(server, "monitor_operative", tools=["add"], memory_extraction="scratchpad",
-                         extraction_min_chars=1)
+                         extraction_min_chars=1, observation_compression="truncate", retrieval_strategy="keyword",
+                         task_decomposition="monolithic")  # the cheap axes: no extra model calls to script
     stream(managed, server, agent_id, "add 40 and 2")
     keys = [k for (k,) in rows(db, "SELECT key FROM state WHERE agent_id = ? ORDER BY seq", agent_id)]
     assert any(k.startswith("scratchpad:") for k in keys) and keys[-1] == "state", keys

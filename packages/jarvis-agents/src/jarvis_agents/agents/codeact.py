@@ -99,6 +99,9 @@ class CodeActAgent(ReplAgent):
 
     agent_id = "native_openhands"
     default_system_prompt = CODEACT_PROMPT
+    #: The documented defaults: three code turns, replies up to 2048 tokens (a cell and its explanation).
+    default_max_turns = 3
+    default_max_tokens = 2048
 
     def __init__(self, engine: Any, *, sandbox: Optional[PythonSandbox] = None, cell_timeout_s: float = 30.0,
                  max_output_chars: int = 10_000, url_prefetch: bool = False,

@@ -3,7 +3,8 @@
 ``function_calling``: the engine's native tool calls. ``structured``: one JSON-schema-constrained action per
 turn (the engine's ``response_format``, or its ``tool_mode="json_schema"``). ``text``/``react``: a text
 protocol with stop sequences. ``auto`` picks, in this order: native when the engine says the model supports
-tools; structured when the engine accepts a JSON schema for the reply; react when it accepts ``stop``. The
+tools (or is an OpenAI-compatible server that takes tools without saying per model: vLLM, SGLang, LM Studio);
+structured when the engine accepts a JSON schema for the reply; react when it accepts ``stop``. The
 pick and the reason are announced (a :class:`~jarvis_core.agents.Notice`, an ``AGENT_MODE_CHOSEN`` event and
 a log line), never made silently.
 """
@@ -15,11 +16,14 @@ from typing import Any, Optional, Tuple
 
 from jarvis_core.errors import ConfigError, EngineError
 
-__all__ = ["MODES", "choose_mode", "engine_accepts", "tool_support"]
+__all__ = ["MODES", "OPENAI_TOOL_SERVERS", "choose_mode", "engine_accepts", "tool_support"]
 
 log = logging.getLogger("jarvis_agents")
 
 MODES = ("auto", "function_calling", "structured", "text", "react")
+
+#: OpenAI-compatible servers that take ``tools`` but report no per-model support: native is tried first.
+OPENAI_TOOL_SERVERS = frozenset({"vllm", "sglang", "lmstudio", "openai-compat"})
 
 
 def engine_accepts(engine: Any, option: str) -> bool:
@@ -69,6 +73,9 @@ def tool_support(engine: Any, model: str) -> Tuple[Optional[bool], str]:
         return None, "llama.cpp /props has no template capabilities"
     if engine_id == "cloud":
         return True, "hosted APIs take tools natively"
+    if engine_id in OPENAI_TOOL_SERVERS:
+        return True, (f"{engine_id} speaks OpenAI's tool calls and does not report per-model support; tried "
+                      "natively, with an announced fall-back to structured if the server refuses them")
     return None, f"the {engine_id or type(engine).__name__} engine does not report tool support"
 
 

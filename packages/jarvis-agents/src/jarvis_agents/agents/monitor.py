@@ -43,8 +43,10 @@ AXES: Dict[str, Tuple[str, ...]] = {
     "retrieval_strategy": ("keyword", "semantic", "hybrid_with_self_eval", "none"),
     "task_decomposition": ("phased", "monolithic", "hierarchical"),
 }
-DEFAULTS = {"memory_extraction": "scratchpad", "observation_compression": "truncate",
-            "retrieval_strategy": "keyword", "task_decomposition": "monolithic"}
+#: The documented default axes: causality graph, summarized observations, self-evaluated hybrid retrieval,
+#: a phased plan (each costs extra model calls; choose cheaper axes per agent in ``[agents.monitor_operative]``).
+DEFAULTS = {"memory_extraction": "causality_graph", "observation_compression": "summarize",
+            "retrieval_strategy": "hybrid_with_self_eval", "task_decomposition": "phased"}
 
 # The turn budget of a hierarchical phase: (agent, turns), read by ``max_turns`` while that phase runs.
 _PHASE_BUDGET: contextvars.ContextVar[Optional[Tuple[int, int]]] = contextvars.ContextVar(
@@ -89,6 +91,7 @@ class MonitorOperativeAgent(OperativeAgent):
 
     agent_id = "monitor_operative"
     default_max_turns = 25
+    default_max_tokens = 4096
     default_system_prompt = ("You are a monitoring operative agent. You are run again and again for the same "
                              "operator: check what you are asked to watch, use your tools, and keep what matters "
                              "between runs in your state.")

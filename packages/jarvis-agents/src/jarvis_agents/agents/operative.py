@@ -28,12 +28,15 @@ from typing import Any, AsyncIterator, List, Optional, Sequence, Tuple, Union
 from jarvis_agents.agents.operator_memory import MEMORY_TOOL_NAMES, OperatorMemory
 from jarvis_agents.agents.orchestrator import OrchestratorAgent
 from jarvis_agents.agents.strategies.retrieval import item_text
-from jarvis_core.agents import AgentEvent, AgentRun, ToolCallsRequested, TurnFinished
+from jarvis_core.agents import AgentEvent, AgentRun, Notice, ToolCallsRequested, TurnFinished
 from jarvis_core.errors import ConfigError
 from jarvis_core.stores import SessionStore, SQLiteStore, StateStore, whole_groups
 from jarvis_core.types import Message, Role
 
-__all__ = ["OperativeAgent", "default_db_path", "refinish"]
+__all__ = ["DEFAULT_OPERATOR", "OperativeAgent", "default_db_path", "refinish"]
+
+#: The operator id an operative agent remembers as when none is given (``jarvis ask --agent operative``).
+DEFAULT_OPERATOR = "default"
 
 STATE_HELP = ('(Replace it with memory_store(key="state", content=...). If you do not, your final answer is '
               "saved as your state.)")
@@ -73,6 +76,7 @@ class OperativeAgent(OrchestratorAgent):
     accepts_stores = True  # a host with its own database (the server) passes operator_id, sessions and state
     default_temperature = 0.3
     default_max_turns = 20
+    default_max_tokens = 2048
     default_system_prompt = ("You are an operative agent. You are run again and again for the same operator, and you "
                              "keep what matters between runs in your state. Use your tools when they help.")
 
@@ -89,10 +93,10 @@ class OperativeAgent(OrchestratorAgent):
         tools: Sequence[Any] = (),
         **kwargs: Any,
     ) -> None:
+        #: Set when no operator id was given and :data:`DEFAULT_OPERATOR` is used; announced on every run.
+        self.default_operator = operator_id is None
         if operator_id is None:
-            raise ConfigError(f"the {self.agent_id} agent needs an operator id: operator_id=..., "
-                              f"[agents.{self.agent_id}] operator_id, or 'jarvis operators run ID'",
-                              key=f"agents.{self.agent_id}.operator_id")
+            operator_id = DEFAULT_OPERATOR
         for name, value, least in (("history_limit", history_limit, 0), ("state_max_chars", state_max_chars, 1)):
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
                 raise ConfigError(f"{name} must be a whole number of at least {least}, got {value!r}",
@@ -128,6 +132,10 @@ class OperativeAgent(OrchestratorAgent):
 
     # -- a tick -------------------------------------------------------------------------------------
     async def loop(self, run: AgentRun) -> AsyncIterator[AgentEvent]:
+        if self.default_operator:
+            yield Notice(run.run_id, "operator",
+                         f"no operator id given: remembering as operator {DEFAULT_OPERATOR!r} (operator_id=..., "
+                         f"[agents.{self.agent_id}] operator_id, or 'jarvis operators run ID' for another)")
         saved, history = await asyncio.to_thread(self._load)
         run.state["saved_state"] = saved
         run.state["sections"] = [self.state_section(saved)]

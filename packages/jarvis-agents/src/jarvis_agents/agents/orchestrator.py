@@ -7,10 +7,13 @@
   native tool calls (SmolLM2-class models, templates without tools).
 - ``text``: OpenJarvis's ``THOUGHT/TOOL/INPUT/FINAL_ANSWER`` text protocol, with stop sequences and reasoning
   stripped before parsing (:mod:`.react`).
-- ``auto`` (default): native when the engine says the model supports tools, else structured when the engine
+- ``auto`` (default): native when the engine takes tools (it says the model supports them, or it is an
+  OpenAI-compatible server such as vLLM or SGLang, which report nothing), else structured when the engine
   takes a JSON schema, else the ReAct text protocol (:func:`.modes.choose_mode`). The choice is made once per
   agent object, on its first run, and announced on every run: a ``Notice(kind="mode")`` event, an
-  ``AGENT_MODE_CHOSEN`` bus event and a log line.
+  ``AGENT_MODE_CHOSEN`` bus event and a log line. When a server then refuses the tools (the engine retried
+  without them), the turn is redone with structured actions and ``auto`` keeps structured, announced the
+  same way.
 
 Other options: ``structured_answer`` (``free`` or ``constrained``, see :mod:`.structured`),
 ``max_string_length`` (the ``maxLength`` given to every free string of the action schema), and those of
@@ -33,7 +36,7 @@ from jarvis_agents.agents.tool_loop import LoopAgent
 from jarvis_core.agents import FINAL_ANSWER_PROMPT, AgentEvent, AgentRun, Notice
 from jarvis_core.errors import ConfigError
 from jarvis_core.events import EventType
-from jarvis_core.types import Message, ToolResult
+from jarvis_core.types import Message, Role, ToolResult
 
 __all__ = ["OrchestratorAgent"]
 
@@ -99,13 +102,41 @@ class OrchestratorAgent(LoopAgent):
     async def decide(self, run: AgentRun) -> AsyncIterator[AgentEvent]:
         mode = run.state["mode"]
         if mode == "function_calling":
-            steps = super().decide(run)
-        elif mode == "structured":
+            async for event in super().decide(run):
+                yield event
+            async for event in self._fall_back_if_tools_refused(run):
+                yield event
+            return
+        if mode == "structured":
             steps = structured.answer_turn(self, run) if run.state.pop("answer_next", False) \
                 else structured.decision_turn(self, run)
         else:
             steps = text_turn(self, run, self._protocol(run))
         async for event in steps:
+            yield event
+
+    async def _fall_back_if_tools_refused(self, run: AgentRun) -> AsyncIterator[AgentEvent]:
+        """The server refused the tools (the engine retried without them: ``tools_dropped``): in ``auto``, redo
+        the turn with JSON-schema actions and keep that mode for this agent, announced; a configured
+        ``function_calling`` keeps the tool-less answer (the engine has warned)."""
+        completion = run.completion
+        if self.mode != "auto" or completion is None or not completion.metadata.get("tools_dropped"):
+            return
+        if structured.engine_problem(self.engine, self.structured_answer):
+            return
+        if run.messages and run.messages[-1].role is Role.ASSISTANT:
+            run.messages.pop()  # the answer given without the tools is replaced by the structured turn
+        reason = "the server refused native tools for this model"
+        with self._choose_lock:
+            self._chosen = ("structured", f"JSON-schema-constrained actions: {reason}")
+        run.state["mode"] = "structured"
+        message = f"orchestrator mode auto falls back to structured: {reason}"
+        log.warning("%s (model %s)", message, self.model)
+        if self.bus is not None:
+            self.bus.publish(EventType.AGENT_MODE_CHOSEN, run_id=run.run_id, agent=self.agent_id,
+                             model=self.model, mode="structured", reason=reason)
+        yield Notice(run.run_id, "mode", message)
+        async for event in structured.decision_turn(self, run):
             yield event
 
     def observe(self, run: AgentRun, results: Sequence[ToolResult]) -> None:

@@ -112,6 +112,7 @@ class RLMAgent(ReplAgent):
 
     agent_id = "rlm"
     default_system_prompt = RLM_PROMPT
+    default_max_tokens = 2048
 
     def __init__(self, engine: Any, *, sub_model: Optional[str] = None, sub_temperature: Optional[float] = 0.3,
                  sub_max_tokens: int = 1024, max_output_chars: int = 10_000, cell_timeout_s: float = 30.0,

@@ -82,7 +82,7 @@ class ContainerRunner:
             found = shutil.which(name)
             if found:
                 return found
-        wanted = f"{self.runtime!r} is" if self.runtime else "neither 'docker' nor 'podman' is"
+        wanted = f"{self.runtime!r} is missing: it is not" if self.runtime else "neither 'docker' nor 'podman' is"
         raise ContainerRuntimeNotFoundError(f"no container runtime: {wanted} on PATH; {_INSTALL_HINT}")
 
     def command(self, runtime: str, name: str, mounts: Sequence[Mount] = ()) -> List[str]:

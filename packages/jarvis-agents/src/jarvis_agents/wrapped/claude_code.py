@@ -3,13 +3,18 @@
 Each run starts the ``claude`` command once, non-interactively::
 
     claude -p --output-format json --model MODEL --max-turns N [--append-system-prompt TEXT]
-           [--allowedTools A B …] [--disallowedTools C …] [--permission-mode MODE]
+           [--allowedTools A B …] [--disallowedTools C …] [--permission-mode MODE] [--resume SESSION]
 
 with the prompt on stdin (never on the command line) and an environment holding only what the CLI needs
 plus ``ANTHROPIC_API_KEY`` (:mod:`jarvis_agents.wrapped.child`). ``--output-format json`` makes the CLI
 print one result object when it is done (``{"type": "result", "subtype": "success", "is_error": false,
 "result": …, "num_turns": …, "usage": {…}, "total_cost_usd": …, "session_id": …}``); that object is the
 end marker of a run and is looked for tolerantly (:func:`jarvis_agents.wrapped.output.last_json_object`).
+
+**Continuity.** Claude Code keeps a conversation as a session. The agent remembers the ``session_id`` of
+each result and resumes it on its next run (``--resume SESSION``, only the new message on stdin: the session
+holds the history); ``session_id=`` (or ``[agents.claude_code] session_id``) resumes a known session from the
+first run. ``AgentResult.metadata["session_id"]`` names the session of every run.
 
 Nothing is installed here. The CLI is installed once, outside any run, with
 ``npm install -g @anthropic-ai/claude-code`` (``jarvis wrappers setup claude_code`` runs exactly that).
@@ -92,6 +97,10 @@ def usage_of(result: Mapping[str, Any]) -> Usage:
     return Usage(sum(_count(raw.get(k)) for k in _USAGE_PROMPT_KEYS), _count(raw.get("output_tokens")))
 
 
+def _session_id_ok(value: Any) -> bool:
+    return isinstance(value, str) and 0 < len(value) <= 128 and all(c.isalnum() or c in "-_" for c in value)
+
+
 def _is_result(obj: Mapping[str, Any]) -> bool:
     return obj.get("type") == "result" and ("result" in obj or "subtype" in obj or "is_error" in obj)
 
@@ -122,9 +131,15 @@ class ClaudeCodeAgent(WrappedAgent):
         disallowed_tools: Union[str, Sequence[str], None] = None,
         permission_mode: Optional[str] = None,
         api_key: Optional[str] = None,
+        session_id: Optional[str] = None,
         **options: Any,
     ) -> None:
         super().__init__(engine, model=model, **options)
+        if session_id is not None and not _session_id_ok(session_id):
+            raise ConfigError(f"session_id must be a Claude Code session id (letters, digits, '-', '_'), got "
+                              f"{session_id!r}", key="agents.claude_code.session_id")
+        #: The session the next run resumes (the last run's, or the one given); ``None``: a new session.
+        self.session_id = session_id
         if not isinstance(binary, str) or not binary:
             raise ConfigError(f"binary must be a command name or path, got {binary!r}", key="agents.claude_code.binary")
         if permission_mode is not None and (not isinstance(permission_mode, str) or not permission_mode):
@@ -136,8 +151,8 @@ class ClaudeCodeAgent(WrappedAgent):
         self.permission_mode = permission_mode
         self._api_key = Secret(api_key) if api_key else None
 
-    def command(self, executable: str, system: Optional[str]) -> List[str]:
-        """The command line of one run (it never holds the key or the prompt)."""
+    def command(self, executable: str, system: Optional[str], resume: Optional[str] = None) -> List[str]:
+        """The command line of one run (it never holds the key or the prompt); ``resume`` continues a session."""
         argv = [executable, "-p", "--output-format", "json", "--model", self.model,
                 "--max-turns", str(self.max_turns)]
         if system:
@@ -148,6 +163,8 @@ class ClaudeCodeAgent(WrappedAgent):
             argv += ["--disallowedTools", *self.disallowed_tools]
         if self.permission_mode:
             argv += ["--permission-mode", self.permission_mode]
+        if resume:
+            argv += ["--resume", resume]
         return argv
 
     def prerequisites(self, environ: Mapping[str, str]) -> Tuple[str, Secret]:
@@ -164,9 +181,12 @@ class ClaudeCodeAgent(WrappedAgent):
         environ = self.environ()
         executable, key = self.prerequisites(environ)
         system, prompt = split_transcript(run.messages)
+        resume = self.session_id
+        if resume:
+            prompt = run.input  # the session holds the conversation so far
         env = child_environment(environ, {KEY_VARIABLE: key.reveal()}, {"DISABLE_AUTOUPDATER": "1"})
         run.turns = 1
-        outcome = await run_child(self.command(executable, system), agent=self.agent_id,
+        outcome = await run_child(self.command(executable, system, resume), agent=self.agent_id,
                                   stdin_data=prompt.encode("utf-8"), env=env, cwd=self.working_directory(),
                                   timeout_s=self.timeout_s, max_output_bytes=self.max_output_bytes)
         secrets = (key,)
@@ -184,7 +204,10 @@ class ClaudeCodeAgent(WrappedAgent):
         subtype = str(result.get("subtype") or "")
         turns = _count(result.get("num_turns"))
         run.turns = turns or 1
-        metadata: Dict[str, Any] = {"session_id": result.get("session_id"), "subtype": subtype,
+        session = result.get("session_id")
+        if isinstance(session, str) and _session_id_ok(session):
+            self.session_id = session  # the next run continues this conversation
+        metadata: Dict[str, Any] = {"session_id": session, "subtype": subtype,
                                     "total_cost_usd": result.get("total_cost_usd"),
                                     "duration_ms": result.get("duration_ms"), "exit_code": outcome.exit_code}
         if subtype == "error_max_turns":

@@ -286,6 +286,11 @@ class OpenAICompatEngine(HTTPEngine):
             bus = default_bus()
         bus.publish(EventType.TOOLS_DROPPED, engine=self.engine_id, model=model, tools=names, reason=reason[:300])
 
+    def supports_tools(self, model: str) -> Optional[bool]:
+        """False once the server has refused tools for ``model`` (this engine then sends it none); None
+        otherwise: an OpenAI-compatible server does not say per model."""
+        return False if model in self._no_tools_models else None
+
     def _drop_tools(self, call: _Call, exc: ToolsNotSupportedError) -> bool:
         """Strip the tools from ``call`` after the server refused them; False when there were none to drop."""
         if "tools" not in call.payload:
