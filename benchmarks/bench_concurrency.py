@@ -307,7 +307,7 @@ def report(results: Results, idle: Bursts, slow: Bursts, versions: Dict[str, str
               notes=[*machine, "A floor is a bare line loop on httpx's own pool: what it loses at high N is the machine "
                      "(the loopback server's threads and the client share 2 cores, and one event loop wakes hundreds "
                      "of tasks) plus httpx's pool, whose cost grows with the streams in flight; the engines run on "
-                     "jarvis's pool (jarvis_core.engine.pool), which does not. Where an engine keeps less than its "
+                     "aiohttp under httpx's transport seam (jarvis_core.engine.pool), whose pool does not. Where an engine keeps less than its "
                      "floor, the difference is its own per-stream cost."]),
         table("Rate against the floor at the same N (median, min-max of per-round ratios)",
               ["client", "floor", *heads], floor_rows),
