@@ -13,7 +13,6 @@ exposes the named jarvis tools (default: ``[mcp] serve`` in the config), a plugi
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any, Dict, List
 
 from jarvis_core.commands import add_json_options
@@ -49,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _tools(args: argparse.Namespace) -> int:
-    from jarvis_core.commands import format_table, wants_json, write_json
+    from jarvis_core.commands import write_result
     from jarvis_core.errors import ConfigError
     from jarvis_mcp.client import listing_of
     from jarvis_mcp.errors import McpError
@@ -81,16 +80,19 @@ def _tools(args: argparse.Namespace) -> int:
                                    "side_effects": policy.side_effects, "annotations": tool["annotations"],
                                    "description": tool["description"]})
         doc.append(entry)
-    if wants_json(args):
-        write_json({"servers": doc}, args)
-    else:
-        rows = []
-        for entry in doc:
-            if "error" in entry:
-                rows.append([entry["server"], "-", "-", "-", entry["error"]])
-            for tool in entry["tools"]:
-                key = tool["key"] if tool["offered"] else f"({tool['key']}: not in tools)"
-                rows.append([entry["server"], key, tool["side_effects"], "yes" if tool["confirm"] else "no",
-                             (tool["description"].strip().splitlines() or [""])[0]])
-        sys.stdout.write(format_table(["SERVER", "TOOL", "SIDE_EFFECTS", "CONFIRM", "DESCRIPTION"], rows) + "\n")
+    write_result({"servers": doc}, args, _render_tools)
     return 1 if failed else 0
+
+
+def _render_tools(doc: Dict[str, List[Dict[str, Any]]]) -> str:
+    from jarvis_core.commands import format_table
+
+    rows = []
+    for entry in doc["servers"]:
+        if "error" in entry:
+            rows.append([entry["server"], "-", "-", "-", entry["error"]])
+        for tool in entry["tools"]:
+            key = tool["key"] if tool["offered"] else f"({tool['key']}: not in tools)"
+            rows.append([entry["server"], key, tool["side_effects"], "yes" if tool["confirm"] else "no",
+                         (tool["description"].strip().splitlines() or [""])[0]])
+    return format_table(["SERVER", "TOOL", "SIDE_EFFECTS", "CONFIRM", "DESCRIPTION"], rows)

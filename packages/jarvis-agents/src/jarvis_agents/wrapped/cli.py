@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
-from typing import Any
+from typing import Any, Dict, List
 
 from jarvis_core.commands import add_json_options
 
@@ -47,7 +47,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Run ``jarvis wrappers ACTION``."""
     from jarvis_agents.wrapped import checks
-    from jarvis_core.commands import format_table, wants_json, write_json
+    from jarvis_core.commands import write_result
     from jarvis_core.errors import UsageError
 
     if args.action == "setup":
@@ -60,11 +60,14 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         raise UsageError(f"no wrapped runtime {unknown[0]!r}; choose from {', '.join(_NAMES)}", argument="NAME")
     found = checks.checks(list(args.names) or None, python=args.python, runtime=args.runtime)
-    if wants_json(args):
-        write_json([{"agent": c.agent, "need": c.need, "ok": c.ok, "detail": c.detail, "how": c.how} for c in found],
-                   args)
-    else:
-        rows = [[c.agent, c.need, "ok" if c.ok else "MISSING", c.detail if c.ok else f"{c.detail}; {c.how}"]
-                for c in found]
-        sys.stdout.write(format_table(["AGENT", "NEEDS", "STATUS", "DETAIL / HOW TO GET IT"], rows) + "\n")
+    doc = [{"agent": c.agent, "need": c.need, "ok": c.ok, "detail": c.detail, "how": c.how} for c in found]
+    write_result(doc, args, _render_checks)
     return 0 if all(c.ok for c in found) else 1
+
+
+def _render_checks(doc: List[Dict[str, Any]]) -> str:
+    from jarvis_core.commands import format_table
+
+    rows = [[c["agent"], c["need"], "ok" if c["ok"] else "MISSING", c["detail"] if c["ok"] else f"{c['detail']}; {c['how']}"]
+            for c in doc]
+    return format_table(["AGENT", "NEEDS", "STATUS", "DETAIL / HOW TO GET IT"], rows)
