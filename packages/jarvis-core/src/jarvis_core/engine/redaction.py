@@ -21,9 +21,10 @@ __all__ = ["LOGGERS", "MASK", "MIN_SECRET_LENGTH", "Secret", "protect_logs", "sc
 MASK = "***"
 #: Shorter "keys" (test placeholders such as ``x``) are not masked: replacing them would garble every message.
 MIN_SECRET_LENGTH = 8
-#: The loggers that can see request or response details (httpcore logs response headers at DEBUG).
-LOGGERS = ("httpx", "httpcore.connection", "httpcore.http11", "httpcore.http2", "httpcore.proxy", "jarvis_core",
-           "jarvis_engine_ollama", "jarvis_engine_openai_compat", "jarvis_engine_cloud")
+#: The loggers that can see request or response details (httpcore logs response headers at DEBUG; aiohttp,
+#: the engines' async transport, logs connection failures).
+LOGGERS = ("httpx", "httpcore.connection", "httpcore.http11", "httpcore.http2", "httpcore.proxy", "aiohttp.client",
+           "aiohttp.internal", "jarvis_core", "jarvis_engine_ollama", "jarvis_engine_openai_compat", "jarvis_engine_cloud")
 
 
 class Secret:
