@@ -1,23 +1,26 @@
 """Entry point of jarvis-agents: registers its agents and tools.
 
-Targets are ``"module:attribute"`` strings, so ``jarvis plugins`` imports none of the agent or tool code.
+Targets are ``"module:attribute"`` strings, so ``jarvis plugins`` imports none of the agent or tool code; the
+isolation shown by ``jarvis agents``/``jarvis tools`` is a callable the listing calls, so the sandbox is not
+imported until something is listed.
 """
 
-from jarvis_agents.sandbox.jail import jail_status
 from jarvis_core import hookimpl
 
 _AGENTS = "jarvis_agents.agents"
 _TOOLS = "jarvis_agents.tools"
 
 
-def _isolation():
+def _isolation() -> str:
     """What a code-running agent or tool gets by default here: the jail, or why not (cheap checks only)."""
+    from jarvis_agents.sandbox.jail import jail_status
+
     return jail_status().describe()
 
 
 @hookimpl
 def jarvis_register_agents(register):
-    isolation = _isolation()
+    isolation = _isolation  # computed when listed
     register("simple", f"{_AGENTS}.simple:SimpleAgent", description="one model call, no tools")
     register("orchestrator", f"{_AGENTS}.orchestrator:OrchestratorAgent",
              description="tool loop; mode function_calling | structured | text | auto (default auto)")
@@ -47,7 +50,7 @@ def jarvis_register_agents(register):
 
 @hookimpl
 def jarvis_register_tools(register):
-    isolation = _isolation()
+    isolation = _isolation  # computed when listed
     register("calculator", f"{_TOOLS}.calculator:Calculator", description="exact, bounded arithmetic")
     register("think", f"{_TOOLS}.think:think", description="a scratchpad; returns the thought")
     register("file_read", f"{_TOOLS}.files:FileReadTool",

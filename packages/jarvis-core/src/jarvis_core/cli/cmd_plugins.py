@@ -74,7 +74,9 @@ def collect(registry: Any, *, hook: str = "") -> Dict[str, Any]:
     pm = registry.pm
     registered: Dict[str, Dict[str, List[Any]]] = {}
     for reg in registry:
-        registered.setdefault(reg.plugin, {}).setdefault(reg.kind, []).append(reg.to_json())
+        # A callable extra (jarvis-agents' isolation) is computed by jarvis agents/tools, not by this cheap listing.
+        info = {k: v for k, v in reg.to_json().items() if not callable(v)}
+        registered.setdefault(reg.plugin, {}).setdefault(reg.kind, []).append(info)
     for pattern, _fields, plugin, _dist, _version in registry.default_rules:
         registered.setdefault(plugin, {}).setdefault("backend_defaults", []).append(pattern)
 

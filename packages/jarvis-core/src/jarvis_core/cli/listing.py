@@ -25,10 +25,11 @@ def add_listing_parser(subparsers: Any, name: str, summary: str, description: st
 
 def collect(registry: Any, kind: str) -> List[Dict[str, Any]]:
     """Every registration of ``kind``, sorted by key: key, description, distribution, version, plugin, target
-    and the extra fields the plugin registered."""
+    and the extra fields the plugin registered. An extra registered as a callable (say ``isolation``, which
+    needs a look at the machine) is called now, so registering it stays cheap."""
     rows = []
     for key, reg in sorted(registry.items(kind).items()):
-        info = reg.to_json()
+        info = {k: v() if callable(v) else v for k, v in reg.to_json().items()}
         info["key"] = key  # an alias is listed under its own name
         rows.append({**info, "distribution": reg.distribution, "version": reg.version, "plugin": reg.plugin})
     return rows
