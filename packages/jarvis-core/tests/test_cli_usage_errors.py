@@ -26,7 +26,7 @@ CASES = [
     (["engines", "--timeout", "-1"], "--timeout must be a positive number of seconds"),
     (["models", "--timeout", "0"], "--timeout must be a positive number of seconds"),
     (["hardware", "--timeout", "0"], "--timeout must be a positive number of seconds"),
-    (["defaults", " "], "MODEL is empty: give a model id such as 'qwen3:8b' or 'Qwen/Qwen3-8B'"),
+    (["defaults", " "], "MODEL is empty: give a model id such as 'qwen3:8b' or 'Qwen/Qwen3-8B' (or --gguf PATH)"),
 ]
 
 
