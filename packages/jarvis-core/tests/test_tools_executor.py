@@ -295,8 +295,8 @@ def test_a_process_timeout_kills_the_child_and_its_children(process_tools, tmp_p
     bus = RecordingBus()
     started = time.monotonic()
     result = ToolExecutor([process_tools.Spinner()], bus=bus).execute(call("spinner", {"pid_file": str(pid_file)}))
-    assert not result.ok and "'spinner' timed out after 1s" in result.content
-    assert time.monotonic() - started < 5
+    assert not result.ok and "'spinner' timed out after 10s" in result.content
+    assert time.monotonic() - started < 30  # the spinner never returns: only the timeout ends the call
     child, grandchild = map(int, pid_file.read_text().split())
     assert child != os.getpid()
     for pid in (child, grandchild):

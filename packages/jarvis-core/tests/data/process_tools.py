@@ -14,11 +14,14 @@ EMPTY = {"type": "object", "properties": {}}
 
 
 class Spinner(BaseTool):
-    """Starts a grandchild (``sleep 300``), writes both pids to ``pid_file``, then burns CPU forever."""
+    """Starts a grandchild (``sleep 300``), writes both pids to ``pid_file``, then burns CPU forever.
+
+    The timeout counts from the child's start, interpreter start-up included, which takes over a second on a
+    loaded machine: 10 s leaves the child time to write ``pid_file`` before it is killed."""
 
     spec = ToolSpec("spinner", "Never returns.", {"type": "object", "properties": {"pid_file": {"type": "string"}},
                                                   "required": ["pid_file"]})
-    policy = ToolPolicy(isolation="process", timeout=1.0)
+    policy = ToolPolicy(isolation="process", timeout=10.0)
 
     def run(self, pid_file: str) -> str:
         child = subprocess.Popen(["sleep", "300"])
