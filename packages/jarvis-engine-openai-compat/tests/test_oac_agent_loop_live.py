@@ -45,7 +45,7 @@ class FirstTurnMustCall(ToolUsingAgent):
         choice = "required" if run.turns == 1 else "auto"
         async for event in self.call_model(run, tools=self.tool_specs(), tool_choice=choice):
             yield event
-        run.state["decision"] = Decision(run.completion.content or "", run.completion.tool_calls)
+        run.decision = Decision(run.completion.content or "", run.completion.tool_calls)
 
 
 def test_a_tool_loop_on_smollm2_through_the_json_schema_mode(llama_server):

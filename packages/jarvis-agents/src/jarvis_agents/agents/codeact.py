@@ -175,7 +175,7 @@ class CodeActAgent(ReplAgent):
         run.state["form"] = form
         if form == "answer" and decision.content:
             yield TextDelta(run.run_id, run.turns, decision.content)
-        run.state["decision"] = decision
+        run.decision = decision
 
     def observe(self, run: AgentRun, results: Sequence[ToolResult]) -> None:
         window: int = run.state["window"]

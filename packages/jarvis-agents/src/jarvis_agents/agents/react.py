@@ -59,7 +59,7 @@ def _with_instructions(messages: Sequence[Message], instructions: str) -> List[M
 
 
 async def text_turn(agent: Any, run: AgentRun, protocol: Protocol) -> AsyncIterator[AgentEvent]:
-    """One turn of a text protocol; sets ``run.state["decision"]``."""
+    """One turn of a text protocol; sets ``run.decision``."""
     specs = list(agent.tool_specs())
     instructions = protocol_prompt(protocol, render_tools(specs))
     corrected = False
@@ -73,7 +73,7 @@ async def text_turn(agent: Any, run: AgentRun, protocol: Protocol) -> AsyncItera
         parsed = parse_reply(completion.content or "", protocol, specs)
         run.messages.append(Message.assistant(parsed.kept))
         if parsed.call is not None:
-            run.state["decision"] = Decision("", (parsed.call,))
+            run.decision = Decision("", (parsed.call,))
             return
         if parsed.final is not None:
             answer = parsed.final
@@ -90,7 +90,7 @@ async def text_turn(agent: Any, run: AgentRun, protocol: Protocol) -> AsyncItera
                          "its reply is taken as the answer", run.turns)
         if answer:
             yield TextDelta(run.run_id, run.turns, answer)
-        run.state["decision"] = Decision(answer)
+        run.decision = Decision(answer)
         return
 
 

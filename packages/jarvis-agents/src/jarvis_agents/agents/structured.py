@@ -110,7 +110,7 @@ def _request(agent: Any, specs: Sequence[ToolSpec], *, answer_only: bool) -> Dic
 
 
 async def decision_turn(agent: Any, run: AgentRun, *, answer_only: bool = False) -> AsyncIterator[AgentEvent]:
-    """One constrained action (retried once when it does not parse); sets ``run.state["decision"]``."""
+    """One constrained action (retried once when it does not parse); sets ``run.decision``."""
     specs = list(agent.tool_specs())
     names = [] if answer_only else [s.name for s in specs]
     budget = agent.max_tokens or DEFAULT_DECISION_TOKENS
@@ -146,13 +146,13 @@ async def decision_turn(agent: Any, run: AgentRun, *, answer_only: bool = False)
         return
     if calls:
         run.messages.append(Message.assistant(None, tool_calls=calls))
-        run.state["decision"] = Decision("", calls)
+        run.decision = Decision("", calls)
         return
     text = content or ""
     run.messages.append(Message.assistant(text))
     if text:
         yield TextDelta(run.run_id, run.turns, text)
-    run.state["decision"] = Decision(text)
+    run.decision = Decision(text)
 
 
 async def answer_turn(agent: Any, run: AgentRun) -> AsyncIterator[AgentEvent]:
@@ -168,7 +168,7 @@ async def answer_turn(agent: Any, run: AgentRun) -> AsyncIterator[AgentEvent]:
     assert completion is not None
     text = completion.content or ""
     run.messages.append(Message.assistant(text))
-    run.state["decision"] = Decision(text)
+    run.decision = Decision(text)
 
 
 def after_results(run: AgentRun, results: Sequence[ToolResult]) -> None:

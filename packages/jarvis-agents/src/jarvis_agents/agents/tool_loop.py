@@ -19,7 +19,7 @@ __all__ = ["LoopAgent", "fail"]
 def fail(run: AgentRun, problem: str) -> Notice:
     """Mark the run as failed (it ends after this turn with ``stop_reason="error"``); returns the notice to yield."""
     run.state["failure"] = problem
-    run.state["decision"] = Decision("")
+    run.decision = Decision("")
     return Notice(run.run_id, "error", problem, run.turns)
 
 

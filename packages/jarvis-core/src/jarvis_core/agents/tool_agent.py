@@ -81,12 +81,12 @@ class ToolUsingAgent(BaseAgent):
     def new_run(self, input: str, context: Any = None) -> AgentRun:
         run = super().new_run(input, context)
         run.executor = self.executor.with_run(run.run_id)
-        run.state["guard"] = LoopGuard(self.loop_guard) if self.loop_guard is not None else None
+        run.guard = LoopGuard(self.loop_guard) if self.loop_guard is not None else None
         return run
 
     # -- overridable steps --------------------------------------------------------------------------
     async def decide(self, run: AgentRun) -> AsyncIterator[AgentEvent]:
-        """Ask the model for this turn's action and set ``run.state["decision"]`` to a :class:`Decision`.
+        """Ask the model for this turn's action and set ``run.decision`` to a :class:`Decision`.
 
         Default: native function calling (the tools go to the engine, which returns ``tool_calls``).
         """
@@ -94,7 +94,7 @@ class ToolUsingAgent(BaseAgent):
             yield event
         completion = run.completion
         assert completion is not None
-        run.state["decision"] = Decision(completion.content or "", completion.tool_calls)
+        run.decision = Decision(completion.content or "", completion.tool_calls)
 
     def observe(self, run: AgentRun, results: Sequence[ToolResult]) -> None:
         """Give the results back to the model. Default: one ``tool`` message per result, in call order."""
@@ -113,7 +113,9 @@ class ToolUsingAgent(BaseAgent):
             run.turns = turn
             async for event in self.decide(run):
                 yield event
-            decision: Decision = run.state["decision"]
+            decision = run.decision
+            if decision is None:
+                raise TypeError(f"{type(self).__name__}.decide() set no run.decision")
             last_content = decision.content or last_content
             if not decision.calls:
                 run.finish(decision.content, "final")
@@ -124,7 +126,7 @@ class ToolUsingAgent(BaseAgent):
                 yield event
             run.tool_results.extend(results)
             self.observe(run, results)
-            guard: Optional[LoopGuard] = run.state.get("guard")
+            guard = run.guard
             if guard is not None and guard.should_stop:
                 yield Notice(run.run_id, "loop_guard", "the model kept repeating the same tool call; run stopped",
                              turn)
@@ -143,7 +145,7 @@ class ToolUsingAgent(BaseAgent):
         """Run a turn's calls, yielding a :class:`ToolCallFinished` as each one ends (so a stream shows
         results as they come); ``out`` receives the results in call order."""
         executor: ToolExecutor = run.executor
-        guard: Optional[LoopGuard] = run.state.get("guard")
+        guard = run.guard
         results: List[Optional[ToolResult]] = [None] * len(calls)
         to_run: List[int] = []
         for i, call in enumerate(calls):

@@ -70,7 +70,7 @@ class PromptDrivenAgent(ToolUsingAgent):
             async for event in self._provider_call(run, with_tools=True):
                 yield event
             assert run.completion is not None
-        run.state["decision"] = Decision(run.completion.content or "", run.completion.tool_calls)
+        run.decision = Decision(run.completion.content or "", run.completion.tool_calls)
 
     async def final_answer(self, run: AgentRun) -> AsyncIterator[AgentEvent]:
         run.messages.append(self.prompt_session.messages([Message.user(FINAL_ANSWER_PROMPT)])[-1])
