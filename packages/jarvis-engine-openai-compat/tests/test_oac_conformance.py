@@ -11,8 +11,11 @@ from typing import Any, Iterator, Optional, Sequence
 
 import pytest
 
+from jarvis_core.embeddings import encode_base64_vector
 from jarvis_core.testing import EngineConformance, Exchange
 from jarvis_core.testing.conformance import LiveServer
+from jarvis_core.testing.conformance_verbs import EMBED_INPUTS
+from jarvis_core.testing.replay import body_matches
 from jarvis_engine_openai_compat.engines import LlamaCppEngine, VLLMEngine
 
 TEXT = "The capital of France is Paris."
@@ -68,6 +71,23 @@ def openai_exchanges(scenario: str, *, health: str) -> Optional[Sequence[Exchang
             Exchange("GET", "/v1/models", json={"object": "list", "data": [{"id": "smollm2", "object": "model"}]}),
             Exchange("GET", health, json={"status": "ok"}),
         ]
+    if scenario == "embed":  # OpenAI's documented reply; the second vector base64 (float32, little-endian)
+        return [Exchange("POST", "/v1/embeddings", match={"input": list(EMBED_INPUTS), "encoding_format": "float"},
+                         json={"object": "list", "model": "smollm2", "usage": {"prompt_tokens": 9, "total_tokens": 9},
+                               "data": [{"object": "embedding", "index": 0, "embedding": [0.25, -0.5, 1.0]},
+                                        {"object": "embedding", "index": 1,
+                                         "embedding": encode_base64_vector([0.5, 0.125, -2.0])}]})]
+    if scenario == "structured":
+        answer = '{"name": "Ada Lovelace", "age": 36}'
+        wanted = {"response_format": {"type": "json_schema", "json_schema": {"name": "person"}}}
+        return [
+            Exchange("POST", path, match=lambda b: _plain(b) and body_matches(wanted, b), json={
+                "id": "chatcmpl-3", "model": "smollm2", "usage": USAGE,
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}]}),
+            Exchange("POST", path, match={"stream": True, **wanted}, sse=[
+                _chunk({"role": "assistant", "content": None}), _chunk({"content": answer[:12]}),
+                _chunk({"content": answer[12:]}), _chunk({}, "stop"), USAGE_CHUNK, "data: [DONE]"]),
+        ]
     return None
 
 
@@ -116,4 +136,6 @@ class TestLlamaCppConformanceLive(EngineConformance):
 
     @contextlib.contextmanager
     def serve(self, scenario: str) -> Iterator[Any]:
+        if scenario == "embed":
+            pytest.skip("the shared server runs without --embeddings (test_embedded_verbs embeds on a real one)")
         yield LiveServer(self._url)

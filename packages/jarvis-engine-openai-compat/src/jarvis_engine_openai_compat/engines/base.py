@@ -16,14 +16,16 @@ from __future__ import annotations
 import contextlib
 import json
 import warnings
-from typing import Any, AsyncIterator, ClassVar, Dict, FrozenSet, List, Mapping, Optional, Sequence
+from typing import Any, AsyncIterator, ClassVar, Dict, FrozenSet, List, Mapping, Optional, Sequence, Union
 
 import attrs
 import httpx
 
+from jarvis_core.embeddings import EmbeddingResult
 from jarvis_core.engine.base import SAMPLING_OPTIONS, ToolLike
 from jarvis_core.engine.http import HTTPEngine
 from jarvis_core.engine.messages import messages_to_dicts, tools_to_openai
+from jarvis_core.engine.openai_embeddings import aembed_openai, embed_openai
 from jarvis_core.engine.openai_wire import ChatStreamDecoder, build_chat_payload, parse_chat_completion
 from jarvis_core.engine.streams import SSEByteDecoder
 from jarvis_core.errors import (
@@ -481,6 +483,20 @@ class OpenAICompatEngine(HTTPEngine):
         if proc is None:
             return [*final[:-1], last]
         return [*(c for chunk in [*final[:-1], last] for c in proc.feed(chunk)), *proc.finish()]
+
+    # -- embeddings -----------------------------------------------------------------------------------
+    #: Where ``embed`` posts (OpenAI's ``/v1/embeddings``).
+    embed_path: ClassVar[str] = "/v1/embeddings"
+    embed_options: ClassVar[FrozenSet[str]] = frozenset({"dimensions", "encoding_format"})
+
+    def embed(self, inputs: Union[str, Sequence[str]], *, model: str, **options: Any) -> EmbeddingResult:
+        """Embeddings from the server's ``/v1/embeddings`` (llama.cpp needs ``--embeddings``; vLLM and SGLang an
+        embedding model), in batches of :attr:`embed_batch_size`."""
+        return embed_openai(self, self.embed_path, inputs, model=model, options=options)
+
+    async def aembed(self, inputs: Union[str, Sequence[str]], *, model: str, **options: Any) -> EmbeddingResult:
+        """Async twin of :meth:`embed`, on the engine's async client."""
+        return await aembed_openai(self, self.embed_path, inputs, model=model, options=options)
 
     # -- management -----------------------------------------------------------------------------------
     def list_models(self) -> List[str]:

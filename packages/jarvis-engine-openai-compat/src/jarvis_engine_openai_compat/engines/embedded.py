@@ -21,10 +21,11 @@ import os
 import sys
 import threading
 import time
-from typing import Any, AsyncIterator, Callable, ClassVar, FrozenSet, List, Optional, Sequence, TextIO, Union
+from typing import Any, AsyncIterator, Callable, ClassVar, FrozenSet, List, Optional, Sequence, TextIO, Tuple, Union
 
 import attrs
 
+from jarvis_core.embeddings import EmbeddingResult
 from jarvis_core.engine.base import InferenceEngine, ToolLike
 from jarvis_core.errors import ConfigError, EngineConnectionError, EngineError, EngineTimeoutError, StreamError
 from jarvis_core.types import Completion, MessageLike, StreamChunk
@@ -129,7 +130,8 @@ class EmbeddedEngine(InferenceEngine):
                 if missing:
                     raise EngineConnectionError(f"embedded: cannot start the managed llama.cpp server: {missing}",
                                                 engine_id="embedded")
-                config = self._sized(attrs.evolve(self._config, model_path=path, alias=self.alias))
+                config = self._sized(attrs.evolve(self._config, model_path=path, alias=self.alias,
+                                                  extra_args=self._embedding_args()))
                 self._say(f"starting embedded llama.cpp server ({self._label})…")
                 started = time.monotonic()
                 server = ManagedServer(config, bus=self._bus)
@@ -152,6 +154,25 @@ class EmbeddedEngine(InferenceEngine):
                 self._engine.model_file = self._model_file
                 self._engine_url = url
             return self._engine
+
+    def _embedding_args(self) -> Tuple[str, ...]:
+        """The server's flags plus ``--embeddings --pooling mean`` on the bundled xllamacpp host, which then
+        serves ``/v1/embeddings`` next to chat from the same model (a ``llama-server`` binary you gave gets
+        only your flags: some versions refuse chat with ``--embeddings``)."""
+        extra = tuple(self._config.extra_args)
+        if self._config.binary_path or "--embeddings" in extra or "--embedding" in extra:
+            return extra
+        return (*extra, "--embeddings", "--pooling", "mean")
+
+    # -- embeddings -------------------------------------------------------------------------------
+    def embed(self, inputs: Union[str, Sequence[str]], *, model: str = "", **options: Any) -> EmbeddingResult:
+        """Embeddings from the managed server's model (mean-pooled; started on first use)."""
+        return self._ensure_started().embed(inputs, model=model or self.alias, **options)
+
+    async def aembed(self, inputs: Union[str, Sequence[str]], *, model: str = "", **options: Any) -> EmbeddingResult:
+        """Async twin of :meth:`embed` (the server starts in a thread)."""
+        engine = await asyncio.to_thread(self._ensure_started)
+        return await engine.aembed(inputs, model=model or self.alias, **options)
 
     def _sized(self, config: Any) -> Any:
         """``config`` with its context per slot no larger than what the model was trained for (read from the

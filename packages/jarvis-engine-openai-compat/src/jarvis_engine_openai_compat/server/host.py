@@ -40,6 +40,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-a", "--alias", default=None, help="model id reported by /v1/models")
     p.add_argument("--metrics", action="store_true", help="enable the Prometheus /metrics endpoint")
     p.add_argument("--jinja", action="store_true", help="use the model's Jinja chat template")
+    p.add_argument("--embeddings", "--embedding", dest="embeddings", action="store_true",
+                   help="serve /v1/embeddings (llama.cpp then serves embeddings only)")
+    p.add_argument("--pooling", choices=("none", "mean", "cls", "last", "rank"), default=None,
+                   help="how token vectors are pooled into one embedding (default: the model's)")
     unified = p.add_mutually_exclusive_group()
     unified.add_argument("--kv-unified", "-kvu", dest="kv_unified", action="store_true", default=False)
     unified.add_argument("--no-kv-unified", "-no-kvu", dest="kv_unified", action="store_false")
@@ -61,6 +65,10 @@ def _params(x, args: argparse.Namespace):
         params.cpuparams_batch.n_threads = args.threads
     if args.alias:
         params.model_alias = {args.alias}
+    if args.embeddings:
+        params.embedding = True
+    if args.pooling:
+        params.pooling_type = getattr(x.llama_pooling_type, f"LLAMA_POOLING_TYPE_{args.pooling.upper()}")
     return params
 
 
