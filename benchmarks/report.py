@@ -24,7 +24,7 @@ from results import load_results, results_dir
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 #: Sections in this order; results with other names follow, alphabetically.
-ORDER = ["concurrency", "openai_compat", "ollama", "cloud", "server", "agents", "convlog", "cli_startup", "memory",
+ORDER = ["concurrency", "openai_compat", "embeddings", "ollama", "cloud", "server", "agents", "convlog", "cli_startup", "memory",
          "discovery", "sandbox", "parsers", "tool_args"]
 IMAGES = "performance"  # folder next to the report
 

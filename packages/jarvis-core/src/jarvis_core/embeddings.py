@@ -37,7 +37,9 @@ ENCODING_FORMATS = ("float", "base64")
 
 
 def _floats(value: Any) -> Tuple[float, ...]:
-    return tuple(float(v) for v in value)
+    if type(value) is tuple:
+        return value
+    return tuple(map(float, value))
 
 
 @attrs.frozen
