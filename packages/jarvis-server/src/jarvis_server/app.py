@@ -16,6 +16,7 @@ from starlette.routing import BaseRoute, Route
 
 from jarvis_core.errors import ConfigError
 from jarvis_server import embeddings_route, openai_routes
+from jarvis_server.body_limit import BodyLimit
 from jarvis_server.mounts import ServerMount, lifespans, server_mounts
 from jarvis_server.security import SecurityLayer
 from jarvis_server.settings import ServerSettings
@@ -110,6 +111,6 @@ def create_app(
 
     inner = Starlette(routes=_routes(state, mounts), lifespan=lifespan)
     inner.state.jarvis = state
-    layer = SecurityLayer(inner, token=token, allowed_hosts=allowed_hosts)
+    layer = SecurityLayer(BodyLimit(inner, state.settings.max_body_bytes), token=token, allowed_hosts=allowed_hosts)
     holder.append(layer)
     return layer

@@ -22,6 +22,7 @@ from starlette.responses import Response
 from jarvis_core.errors import StreamError
 from jarvis_core.types import StreamChunk, normalize_finish_reason
 from jarvis_server.aliases import unaliased
+from jarvis_server.body_limit import BodyTooLarge
 from jarvis_server.chat_request import ChatRequest, parse_chat_request
 from jarvis_server.chat_wire import ChunkWriter, completion_object
 from jarvis_server.event_stream import EventStreamResponse, runnable
@@ -54,21 +55,16 @@ def error_response(exc: BaseException) -> Response:
 async def read_json(request: Request) -> Any:
     """The request body as JSON; a 400 (or 413, or 408) :class:`RequestError` when it is not.
 
-    The body is counted while it is read, so a chunked body (no ``Content-Length``) larger than
-    ``max_body_bytes`` is refused at that size, not after it was held whole; the whole body must arrive
-    within ``body_timeout`` seconds."""
+    A ``Content-Length`` past ``max_body_bytes`` is refused before any byte is read; any other body is
+    counted while it is read (:class:`~jarvis_server.body_limit.BodyLimit`, chunked bodies too). The
+    whole body must arrive within ``body_timeout`` seconds."""
     settings = _state(request).settings
-    limit = settings.max_body_bytes
     size = request.headers.get("content-length")
-    if size is not None and size.isdigit() and int(size) > limit:
-        raise _too_large(limit)
-    raw = bytearray()
+    if size is not None and size.isdigit() and int(size) > settings.max_body_bytes:
+        raise BodyTooLarge(settings.max_body_bytes)
     try:
         with anyio.fail_after(settings.body_timeout):
-            async for piece in request.stream():
-                raw += piece
-                if len(raw) > limit:
-                    raise _too_large(limit)
+            raw = await request.body()
     except TimeoutError:
         raise RequestError(f"the request body did not arrive within {settings.body_timeout:g} s", status=408,
                            code="body_timeout") from None
@@ -78,10 +74,6 @@ async def read_json(request: Request) -> Any:
         raise RequestError(f"the request body is not valid JSON ({exc})", param="body") from None
     except RecursionError:
         raise RequestError("the request body is nested too deeply", param="body") from None
-
-
-def _too_large(limit: int) -> RequestError:
-    return RequestError(f"request body larger than {limit} bytes", status=413, code="body_too_large")
 
 
 def _state(request: Request) -> ServerState:
