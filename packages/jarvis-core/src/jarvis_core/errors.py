@@ -15,6 +15,7 @@ the attributes each class adds::
     ├── PluginError                     a plugin is broken  [key, plugin, distribution]
     │   ├── PluginLoadError             a plugin failed to import/register (strict mode re-raises this)
     │   ├── DuplicateRegistrationError  two distributions registered the same key  [distributions]
+    │   ├── RemovedAPIError (AttributeError)  plugin code used a removed public name  [name, removed_in, replacement]
     │   └── UnknownNameError            no engine/agent/tool/parser of that name  [kind, name, available]
     ├── InvalidOptionError (ValueError) an option the engine does not allow  [engine_id, names, allowed]
     │   ├── InvalidOptionValueError     an allowed option with a value the engine cannot take  [option, value, why]
@@ -39,6 +40,9 @@ the attributes each class adds::
         ├── MalformedResponseError      a whole (non-streamed) reply that is not what the protocol says  [excerpt]
         └── StreamError                 a stream broke, was malformed or carried an error mid-way
             └── LimitExceededError      a reply went past a limit: line length, output size, deadline  [limit]
+
+Not an error: :class:`JarvisDeprecationWarning` (a ``DeprecationWarning``) is the warning a deprecated public
+name gives.
 """
 
 from __future__ import annotations
