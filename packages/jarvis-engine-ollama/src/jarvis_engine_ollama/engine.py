@@ -11,10 +11,11 @@ through :class:`jarvis_core.defaults.ModelAdapter`.
 from __future__ import annotations
 
 import json
-from typing import Any, AsyncIterator, Dict, List, Mapping, Optional, Sequence
+from typing import Any, AsyncIterator, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import httpx
 
+from jarvis_core.embeddings import EmbeddingResult, batches, check_inputs, join_results
 from jarvis_core.engine.base import SAMPLING_FIELDS
 from jarvis_core.engine.http import HTTPEngine
 from jarvis_core.engine.http_errors import error_from_payload, error_message_of
@@ -23,10 +24,12 @@ from jarvis_core.errors import (
     BadRequestError,
     EngineError,
     EngineHTTPError,
+    InvalidOptionError,
     InvalidOptionValueError,
     MalformedResponseError,
     ModelNotFoundError,
     ToolsNotSupportedError,
+    VisionNotSupportedError,
 )
 from jarvis_core.events import EventBus, default_bus
 from jarvis_core.types import Completion, MessageLike, StreamChunk, Usage
@@ -44,6 +47,7 @@ from jarvis_engine_ollama.options import (
 )
 from jarvis_engine_ollama.request import ChatRequest, default_options
 from jarvis_engine_ollama.truncation import check_truncation, report_truncation
+from jarvis_engine_ollama.verbs import EMBED_OPTIONS, embed_body, format_option, mentions_images, result_from_embed
 from jarvis_engine_ollama.wire import messages_to_ollama, tool_calls_from_ollama, tools_to_ollama
 
 __all__ = ["OllamaEngine"]
@@ -119,6 +123,7 @@ class OllamaEngine(HTTPEngine):
         self.think = check_think(think)
         self.model_defaults = model_defaults
         self.bus = bus
+        self._vision: Dict[str, bool] = {}
 
     # -- request building -----------------------------------------------------------------------------
     def _adapter(self, model: str) -> Any:
@@ -168,7 +173,7 @@ class OllamaEngine(HTTPEngine):
         think = check_think(options["think"]) if "think" in options else self.think
         if think is not None:
             body["think"] = think
-        fmt = check_format(options.get("format"))
+        fmt = check_format(format_option(options))
         if fmt is not None:
             body["format"] = fmt
         keep_alive = check_keep_alive(options["keep_alive"]) if "keep_alive" in options else self.keep_alive
@@ -228,6 +233,8 @@ class OllamaEngine(HTTPEngine):
         **options: Any,
     ) -> Completion:
         """One ``POST /api/chat`` with ``stream: false``; the whole answer as a :class:`Completion`."""
+        if mentions_images(messages):
+            self._check_vision(model)
         req = self._request(messages, model, temperature, max_tokens, tools, options, stream=False)
         obj = self.request_json("POST", _CHAT, json_body=req.body, model=model)
         return self._completion(req, obj)
@@ -243,6 +250,8 @@ class OllamaEngine(HTTPEngine):
         **options: Any,
     ) -> Completion:
         """Async twin of :meth:`generate`, on the engine's async client (no worker thread)."""
+        if mentions_images(messages):
+            await self._acheck_vision(model)
         req = self._request(messages, model, temperature, max_tokens, tools, options, stream=False)
         obj = await self.arequest_json("POST", _CHAT, json_body=req.body, model=model)
         return self._completion(req, obj)
@@ -259,6 +268,8 @@ class OllamaEngine(HTTPEngine):
     ) -> AsyncIterator[StreamChunk]:
         """``POST /api/chat`` streamed as NDJSON: content and reasoning deltas as they come, then one final
         chunk with the complete tool calls, usage, finish reason and metadata."""
+        if mentions_images(messages):
+            await self._acheck_vision(model)
         req = self._request(messages, model, temperature, max_tokens, tools, options, stream=True)
         passthrough = req.passthrough
         proc = None if passthrough else req.adapter.stream_processor(tools=req.tools)
@@ -318,6 +329,8 @@ class OllamaEngine(HTTPEngine):
         **options: Any,
     ) -> AsyncIterator[str]:
         """The answer's text deltas (reasoning and tool calls are left out; see :meth:`stream_full`)."""
+        if mentions_images(messages):
+            await self._acheck_vision(model)
         req = self._request(messages, model, temperature, max_tokens, tools, options, stream=True)
         if not req.passthrough:
             async for chunk in self.stream_full(
@@ -360,6 +373,48 @@ class OllamaEngine(HTTPEngine):
     def capabilities(self, model: str) -> tuple[Any, ...]:
         """The model's capabilities as the server reports them (``tools``, ``thinking``, ``vision``, …)."""
         return self.show(model).capabilities
+
+    # -- images and embeddings ------------------------------------------------------------------------
+    def _check_vision(self, model: str) -> None:
+        """Raise :class:`VisionNotSupportedError` unless the server reports ``vision`` for ``model`` (asked once
+        per model)."""
+        seen = self._vision.get(model)
+        if seen is None:
+            seen = self._vision[model] = "vision" in self.capabilities(model)
+        if not seen:
+            raise VisionNotSupportedError(engine_id=self.engine_id, model=model)
+
+    async def _acheck_vision(self, model: str) -> None:
+        if model not in self._vision:
+            body = await self.arequest_json("POST", "/api/show", json_body={"model": model}, model=model)
+            self._vision[model] = "vision" in ModelDetails.from_show(model, body or {}).capabilities
+        self._check_vision(model)
+
+    embed_options = EMBED_OPTIONS
+
+    def embed(self, inputs: Union[str, Sequence[str]], *, model: str, **options: Any) -> EmbeddingResult:
+        """Embeddings from ``POST /api/embed`` (an embedding model such as ``nomic-embed-text``), in batches of
+        :attr:`embed_batch_size`; options ``dimensions``, ``truncate``, ``keep_alive``."""
+        parts = []
+        for offset, batch in self._embed_batches(inputs, options):
+            payload = self.request_json("POST", "/api/embed", json_body=embed_body(batch, model, options), model=model)
+            parts.append((offset, result_from_embed(payload, model=model, redact=self.redact)))
+        return join_results(parts)
+
+    async def aembed(self, inputs: Union[str, Sequence[str]], *, model: str, **options: Any) -> EmbeddingResult:
+        """Async twin of :meth:`embed`, on the engine's async client."""
+        parts = []
+        for offset, batch in self._embed_batches(inputs, options):
+            payload = await self.arequest_json("POST", "/api/embed", json_body=embed_body(batch, model, options),
+                                               model=model)
+            parts.append((offset, result_from_embed(payload, model=model, redact=self.redact)))
+        return join_results(parts)
+
+    def _embed_batches(self, inputs: Union[str, Sequence[str]], options: Mapping[str, Any]) -> List[Tuple[int, Sequence[str]]]:
+        unknown = [k for k in options if k not in self.embed_options]
+        if unknown:
+            raise InvalidOptionError(self.engine_id, unknown, self.embed_options)
+        return list(batches(check_inputs(inputs, engine_id=self.engine_id), self.embed_batch_size))
 
     def running_models(self) -> List[RunningModel]:
         """Models loaded in memory right now (``GET /api/ps``)."""

@@ -33,7 +33,7 @@ _FLOAT_OPTIONS = ("top_p", "min_p", "repeat_penalty", "presence_penalty", "frequ
 _INT_OPTIONS = ("top_k", "seed", "num_ctx")
 #: Keyword options of ``generate``/``stream``/``stream_full`` beyond the named parameters.
 ALLOWED_OPTIONS: FrozenSet[str] = frozenset(
-    {*_FLOAT_OPTIONS, *_INT_OPTIONS, "stop", "think", "format", "keep_alive"}
+    {*_FLOAT_OPTIONS, *_INT_OPTIONS, "stop", "think", "format", "response_format", "keep_alive"}
 )
 _DURATION = re.compile(r"^-?\d+(\.\d+)?(ns|us|µs|ms|s|m|h)?(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))*$")
 

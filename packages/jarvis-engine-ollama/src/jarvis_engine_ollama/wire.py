@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from jarvis_core.engine.messages import arguments_object, coerce_message, tools_to_openai
 from jarvis_core.types import Message, MessageLike, ToolCall, new_call_id
+from jarvis_engine_ollama.verbs import images_of
 
 __all__ = ["message_to_ollama", "messages_to_ollama", "tool_calls_from_ollama", "tools_to_ollama"]
 
@@ -35,7 +36,11 @@ def message_to_ollama(message: MessageLike, tool_names: Mapping[str, str]) -> Di
             coerce_message(message)  # raises the core's error for a bad role
         return message  # type: ignore[return-value]
     msg: Message = coerce_message(message)
-    out: Dict[str, Any] = {"role": msg.role.value, "content": msg.content or ""}
+    content = msg.content
+    out: Dict[str, Any] = {"role": msg.role.value, "content": (content or "") if isinstance(content, str) or content is None
+                           else (msg.text or "")}
+    if content is not None and not isinstance(content, str) and msg.images:
+        out["images"] = images_of(msg)
     if msg.reasoning:
         out["thinking"] = msg.reasoning
     if msg.tool_calls:
