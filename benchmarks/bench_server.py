@@ -98,10 +98,14 @@ def _jarvis(backend: str, port: int, token: str) -> None:
     from jarvis_core import create_engine
     from jarvis_server.app import create_app
     from jarvis_server.running import uvicorn_config
+    from jarvis_server.settings import ServerSettings
 
     engine = create_engine("openai-compat", host=backend)
     app = create_app(engine, engine_key="openai-compat", model=MODEL, default_max_tokens=256, token=token.encode())
-    uvicorn.Server(uvicorn_config(app, "127.0.0.1", port, log_level="warning")).run()
+    # Every client of the benchmark comes from 127.0.0.1, as behind a reverse proxy: no bound per address (a
+    # pool of 64 clients holds a few more connections than 64, and the default bound would close them).
+    settings = ServerSettings(max_connections_per_client=0)
+    uvicorn.Server(uvicorn_config(app, "127.0.0.1", port, log_level="warning", settings=settings)).run()
 
 
 def _wait(url: str, path: str, timeout: float = 60.0) -> None:
