@@ -18,6 +18,8 @@ from jarvis_core.types import Role
 
 pytestmark = [pytest.mark.llamacpp, pytest.mark.slow]
 
+TICK_BOUND_S = 300.0
+
 
 @pytest.fixture
 def engine(llama_url):
@@ -32,7 +34,9 @@ def tick(engine, store, operator_id, instruction):
     async def collect():
         return [e async for e in agent.astream(instruction)]
 
-    events = asyncio.run(collect())
+    # A tick makes a bounded number of 96-token calls (at most 2 turns, one structured retry, 2 continuations):
+    # seconds on an idle machine. The bound turns a stuck tick into a failure instead of a hung suite.
+    events = asyncio.run(asyncio.wait_for(collect(), TICK_BOUND_S))
     first = next(e for e in events if isinstance(e, TurnFinished))
     (finished,) = [e for e in events if isinstance(e, RunFinished)]
     return finished.result, first.usage.prompt_tokens
