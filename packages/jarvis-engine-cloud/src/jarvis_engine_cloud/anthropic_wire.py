@@ -20,6 +20,7 @@ from jarvis_core.engine.messages import arguments_object
 from jarvis_core.engine.streams import loads_payload
 from jarvis_core.errors import EngineError, InvalidOptionValueError, MalformedResponseError, StreamError
 from jarvis_core.types import Completion, MessageLike, Role, StreamChunk, ToolCall, Usage, normalize_finish_reason
+from jarvis_engine_cloud.images import anthropic_user_content
 from jarvis_engine_cloud.wire_common import (
     as_stop_list,
     coerce_with_extras,
@@ -86,12 +87,12 @@ def _convert_messages(messages: Sequence[MessageLike]) -> tuple[Any, ...]:
                 results_open = True
             continue
         if msg.role is Role.USER:
-            text = msg.content or ""
-            if results_open:  # text after tool results belongs to the same user turn
-                if text:
-                    out[-1]["content"].append({"type": "text", "text": text})
+            content = anthropic_user_content(msg)
+            if results_open:  # text (and images) after tool results belong to the same user turn
+                if content:
+                    out[-1]["content"].extend([{"type": "text", "text": content}] if isinstance(content, str) else content)
             else:
-                out.append({"role": "user", "content": text})
+                out.append({"role": "user", "content": content})
             results_open = False
             continue
         blocks = _assistant_blocks(msg, extras)

@@ -12,14 +12,21 @@ because OpenAI's reasoning models and Anthropic's extended thinking reject any t
 from __future__ import annotations
 
 import threading
-from typing import Any, AsyncIterator, Dict, List, Mapping, Optional, Sequence
+from typing import Any, AsyncIterator, Dict, List, Mapping, Optional, Sequence, Union
 
 import httpx
 
-from jarvis_core.engine.base import InferenceEngine
+from jarvis_core.embeddings import EmbeddingResult
+from jarvis_core.engine.base import InferenceEngine, supports_embeddings
 from jarvis_core.engine.limits import check_count, check_seconds
 from jarvis_core.engine.redaction import protect_logs
-from jarvis_core.errors import AuthenticationError, ConfigError, InvalidOptionValueError
+from jarvis_core.errors import (
+    AuthenticationError,
+    ConfigError,
+    EmbeddingsNotSupportedError,
+    InvalidOptionValueError,
+    StructuredOutputNotSupportedError,
+)
 from jarvis_core.types import Completion, MessageLike, StreamChunk
 from jarvis_engine_cloud.credentials import (
     KEY_VARS,
@@ -162,6 +169,8 @@ class CloudEngine(InferenceEngine):
         self.check_options(options)
         route = route_model(model)
         client = self.client(route.provider)
+        if "response_format" in options and "response_format" not in client.allowed_options:
+            raise StructuredOutputNotSupportedError(engine_id=f"cloud ({route.provider})", model=route.model)
         client.check_options(options)
         return client, route, options
 
@@ -223,6 +232,27 @@ class CloudEngine(InferenceEngine):
                         yield chunk
             finally:
                 await stream.aclose()
+
+    # -- embeddings ---------------------------------------------------------------------------------
+    def embed(self, inputs: Union[str, Sequence[str]], *, model: str, **options: Any) -> EmbeddingResult:
+        """Embeddings from the provider ``model`` routes to (OpenAI's ``/embeddings``); a provider without them
+        here (Anthropic has none; Gemini's are not wired yet) raises ``EmbeddingsNotSupportedError`` naming it."""
+        with self.scrubbed():
+            route, client = self._embedder(model)
+            return client.embed(inputs, model=route.model, **options)
+
+    async def aembed(self, inputs: Union[str, Sequence[str]], *, model: str, **options: Any) -> EmbeddingResult:
+        """Async twin of :meth:`embed`."""
+        with self.scrubbed():
+            route, client = self._embedder(model)
+            return await client.aembed(inputs, model=route.model, **options)
+
+    def _embedder(self, model: str) -> tuple[Route, ProviderClient]:
+        route = route_model(model)
+        client = self.client(route.provider)
+        if not supports_embeddings(client):
+            raise EmbeddingsNotSupportedError(engine_id=f"cloud ({route.provider})", model=route.model)
+        return route, client
 
     # -- management ---------------------------------------------------------------------------------
     def list_models(self, provider: Optional[str] = None) -> List[str]:

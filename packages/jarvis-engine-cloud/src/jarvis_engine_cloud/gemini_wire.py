@@ -24,6 +24,7 @@ from jarvis_core.engine.messages import arguments_object
 from jarvis_core.engine.streams import decode_json
 from jarvis_core.errors import ContentFilterError, InvalidOptionValueError, MalformedResponseError, StreamError
 from jarvis_core.types import Completion, MessageLike, Role, StreamChunk, ToolCall, Usage, new_call_id
+from jarvis_engine_cloud.images import gemini_user_parts
 from jarvis_engine_cloud.wire_common import (
     as_stop_list,
     coerce_with_extras,
@@ -148,7 +149,7 @@ def _convert_messages(messages: Sequence[MessageLike]) -> Tuple[List[str], List[
             continue
         results_open = False
         if msg.role is Role.USER:
-            contents.append({"role": "user", "parts": [{"text": msg.content or ""}]})
+            contents.append({"role": "user", "parts": gemini_user_parts(msg)})
             continue
         parts: List[Dict[str, Any]] = [{"text": msg.content}] if msg.content else []
         for call in msg.tool_calls:

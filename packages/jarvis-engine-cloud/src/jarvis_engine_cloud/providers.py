@@ -7,12 +7,14 @@ clients of :class:`~.provider_base.ProviderClient`, and normalizes the answer.
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, ClassVar, Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Any, AsyncIterator, ClassVar, Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
 from urllib.parse import quote
 
 import attrs
 
+from jarvis_core.embeddings import EmbeddingResult
 from jarvis_core.engine.messages import coerce_messages
+from jarvis_core.engine.openai_embeddings import aembed_openai, embed_openai
 from jarvis_core.engine.openai_wire import ChatStreamDecoder, build_chat_payload, parse_chat_completion
 from jarvis_core.engine.streams import SSEByteDecoder
 from jarvis_core.errors import AuthenticationError, EngineHTTPError, ModelNotFoundError
@@ -241,6 +243,15 @@ class OpenAIClient(ProviderClient):
         tools: Optional[Sequence[Any]], options: Dict[str, Any],
     ) -> Tuple[str, Any]:
         return "/chat/completions", self._payload(messages, model, temperature, max_tokens, tools, options, False)
+
+    embed_options: ClassVar[FrozenSet[str]] = frozenset({"dimensions", "encoding_format"})
+
+    def embed(self, inputs: Union[str, Sequence[str]], *, model: str, **options: Any) -> EmbeddingResult:
+        """Embeddings from OpenAI's ``/embeddings`` (e.g. ``text-embedding-3-small``), batched."""
+        return embed_openai(self, "/embeddings", inputs, model=model, options=options)
+
+    async def aembed(self, inputs: Union[str, Sequence[str]], *, model: str, **options: Any) -> EmbeddingResult:
+        return await aembed_openai(self, "/embeddings", inputs, model=model, options=options)
 
     def completion_from(self, payload: Any, model: str) -> Completion:
         completion = parse_chat_completion(payload, engine_id="cloud")

@@ -1,0 +1,73 @@
+"""The optional verbs on the cloud providers' wires, against replay servers answering in each provider's
+documented shapes: image parts as Anthropic image sources, Gemini ``inline_data`` / ``file_data`` and OpenAI
+``image_url`` parts; embeddings from OpenAI's ``/embeddings``; Anthropic's missing embeddings and
+structured output as typed errors naming the provider."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from jarvis_core.content import ImagePart, TextPart
+from jarvis_core.errors import EmbeddingsNotSupportedError, StructuredOutputNotSupportedError
+from jarvis_core.testing import Exchange, ReplayServer
+from jarvis_core.types import Message
+from jarvis_engine_cloud.engine import CloudEngine
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
+B64 = base64.b64encode(PNG).decode()
+MSG = Message.user([TextPart("What is this?"), ImagePart.from_bytes(PNG), ImagePart(url="https://x/cat.png")])
+KEYS = {"openai_api_key": "sk-o", "anthropic_api_key": "sk-a", "gemini_api_key": "g-k"}
+
+
+def engine(url: str) -> CloudEngine:
+    return CloudEngine(openai_base_url=url + "/v1", anthropic_base_url=url, gemini_base_url=url, max_retries=0,
+                       environ={}, **KEYS)
+
+
+def test_anthropic_image_sources():
+    reply = {"id": "m", "type": "message", "role": "assistant", "model": "claude-x", "stop_reason": "end_turn",
+             "content": [{"type": "text", "text": "a cat"}], "usage": {"input_tokens": 3, "output_tokens": 2}}
+    with ReplayServer([Exchange("POST", "/v1/messages", json=reply)]) as server, engine(server.url) as e:
+        assert e.generate([MSG], model="claude-x").content == "a cat"
+        content = server.requests[0].json["messages"][0]["content"]
+    assert content == [{"type": "text", "text": "What is this?"},
+                       {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": B64}},
+                       {"type": "image", "source": {"type": "url", "url": "https://x/cat.png"}}]
+
+
+def test_gemini_inline_and_file_data():
+    reply = {"candidates": [{"content": {"role": "model", "parts": [{"text": "a cat"}]}, "finishReason": "STOP"}],
+             "usageMetadata": {"promptTokenCount": 3, "candidatesTokenCount": 2, "totalTokenCount": 5}}
+    with ReplayServer([Exchange("POST", "/v1beta/models/gemini-x:generateContent", json=reply)]) as server, \
+            engine(server.url) as e:
+        assert e.generate([MSG], model="gemini-x").content == "a cat"
+        parts = server.requests[0].json["contents"][0]["parts"]
+    assert parts == [{"text": "What is this?"}, {"inline_data": {"mime_type": "image/png", "data": B64}},
+                     {"file_data": {"mime_type": "image/png", "file_uri": "https://x/cat.png"}}]
+
+
+def test_openai_image_url_parts_and_embeddings():
+    chat = {"id": "c", "model": "gpt-x", "choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": "a cat"}}], "usage": {"prompt_tokens": 3, "completion_tokens": 2}}
+    emb = {"object": "list", "model": "text-embedding-3-small", "usage": {"prompt_tokens": 2, "total_tokens": 2},
+           "data": [{"object": "embedding", "index": 0, "embedding": [0.5, -0.25]}]}
+    exchanges = [Exchange("POST", "/v1/chat/completions", json=chat), Exchange("POST", "/v1/embeddings", json=emb)]
+    with ReplayServer(exchanges) as server, engine(server.url) as e:
+        assert e.generate([MSG], model="gpt-x").content == "a cat"
+        result = e.embed("hello", model="text-embedding-3-small", dimensions=2)
+        sent = [r.json for r in server.requests]
+    assert sent[0]["messages"][0]["content"][1] == {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{B64}"}}
+    assert sent[1] == {"model": "text-embedding-3-small", "encoding_format": "float", "dimensions": 2, "input": ["hello"]}
+    assert result.vectors == [(0.5, -0.25)] and result.usage.prompt_tokens == 2
+
+
+def test_anthropic_has_no_embeddings_and_no_response_format():
+    with ReplayServer([]) as server, engine(server.url) as e:
+        with pytest.raises(EmbeddingsNotSupportedError, match="anthropic"):
+            e.embed(["x"], model="claude-x")
+        with pytest.raises(StructuredOutputNotSupportedError, match="anthropic"):
+            e.generate([Message.user("q")], model="claude-x",
+                       response_format={"type": "json_schema", "json_schema": {"name": "p", "schema": {"type": "object"}}})
+        assert server.requests == []
