@@ -59,3 +59,15 @@ def test_unknown_embeddings_option_is_refused_before_sending():
         with pytest.raises(InvalidOptionError, match="truncate"):
             engine.embed(["x"], model="m", truncate=True)
         assert server.requests == []
+
+
+def test_llamacpp_asks_props_once_and_sends_images_to_a_vision_model():
+    from jarvis_engine_openai_compat.engines import LlamaCppEngine
+
+    exchanges = [Exchange("GET", "/props", json={"modalities": {"vision": True, "audio": False}}),
+                 Exchange("POST", "/v1/chat/completions", json=REPLY)]
+    msg = Message.user([TextPart("What is this?"), ImagePart.from_bytes(PNG)])
+    with ReplayServer(exchanges) as server, LlamaCppEngine(host=server.url) as engine:
+        assert engine.generate([msg], model="m").content == "a cat"
+        assert engine.generate([msg], model="m").content == "a cat"
+        assert [r.path for r in server.requests] == ["/props", "/v1/chat/completions", "/v1/chat/completions"]

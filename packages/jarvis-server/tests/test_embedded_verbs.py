@@ -78,3 +78,22 @@ def test_jarvis_embed_on_a_fresh_home(tmp_path):
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert len(doc["data"]) == 1 and len(doc["data"][0]["embedding"]) == 576 and doc["usage"]["prompt_tokens"] >= 1
+
+
+def test_an_image_for_the_text_only_model_is_a_typed_error_through_jarvis_serve(embedded, serve):
+    from jarvis_core.content import ImagePart
+    from jarvis_core.errors import VisionNotSupportedError
+    from jarvis_core.types import Message
+
+    png = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
+    with pytest.raises(VisionNotSupportedError, match="no vision") as err:
+        embedded.generate([Message.user(["what is this?", ImagePart.from_bytes(png)])])
+    assert err.value.capability == "vision"
+    server = serve(embedded, engine_key="embedded", model=embedded.alias)
+    client = openai.OpenAI(base_url=server.url + "/v1", api_key="unused", max_retries=0)
+    with pytest.raises(openai.BadRequestError) as bad:
+        client.chat.completions.create(model=embedded.alias, messages=[{"role": "user", "content": [
+            {"type": "text", "text": "what is this?"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgoAAAAAAAAAAA=="}}]}])
+    assert bad.value.status_code == 400 and bad.value.body["code"] == "unsupported_capability"
+    assert "no vision" in bad.value.body["message"]

@@ -28,6 +28,7 @@ __all__ = [
     "ContentPart",
     "ImagePart",
     "TextPart",
+    "any_images",
     "content_parts",
     "content_text",
     "has_images",
@@ -171,6 +172,16 @@ def has_images(content: Any) -> bool:
         return False
     return any(isinstance(p, ImagePart) or (isinstance(p, Mapping) and p.get("type") in ("image_url", "image"))
                for p in content)
+
+
+def any_images(messages: Iterable[Any]) -> bool:
+    """True when a message (a :class:`~jarvis_core.types.Message` or an OpenAI-style dict) holds an image in its
+    content parts; what engines check before asking whether the model can see."""
+    for m in messages:
+        content = m.get("content") if isinstance(m, Mapping) else getattr(m, "content", None)
+        if content is not None and not isinstance(content, str) and has_images(content):
+            return True
+    return False
 
 
 def part_to_openai(part: ContentPart) -> Dict[str, Any]:

@@ -7,11 +7,11 @@ from __future__ import annotations
 import base64
 from typing import Any, Dict, List, Mapping, Sequence
 
-from jarvis_core.content import has_images
+from jarvis_core.content import any_images
 from jarvis_core.embeddings import Embedding, EmbeddingResult
 from jarvis_core.errors import ConflictingOptionsError, InvalidOptionValueError, MalformedResponseError
 from jarvis_core.structured import check_response_format, schema_of
-from jarvis_core.types import Message, MessageLike, Usage
+from jarvis_core.types import Message, Usage
 
 __all__ = ["EMBED_OPTIONS", "embed_body", "format_option", "images_of", "mentions_images", "result_from_embed"]
 
@@ -34,16 +34,9 @@ def format_option(options: Mapping[str, Any]) -> Any:
     return schema_of(checked) or "json"
 
 
-def mentions_images(messages: Sequence[MessageLike]) -> bool:
-    """True when a message carries an image as content parts (typed, or OpenAI ``image_url`` parts). A dict's
-    own Ollama ``images`` field passes through unchecked, as it always did."""
-    for m in messages:
-        if isinstance(m, Message):
-            if m.content is not None and not isinstance(m.content, str) and m.images:
-                return True
-        elif isinstance(m, Mapping) and has_images(m.get("content")):
-            return True
-    return False
+#: True when a message carries an image as content parts (typed, or OpenAI ``image_url`` parts). A dict's own
+#: Ollama ``images`` field passes through unchecked, as it always did.
+mentions_images = any_images
 
 
 def images_of(message: Message) -> List[str]:

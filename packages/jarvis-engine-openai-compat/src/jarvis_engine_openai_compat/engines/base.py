@@ -21,6 +21,7 @@ from typing import Any, AsyncIterator, ClassVar, Dict, FrozenSet, List, Mapping,
 import attrs
 import httpx
 
+from jarvis_core.content import any_images
 from jarvis_core.embeddings import EmbeddingResult
 from jarvis_core.engine.base import SAMPLING_OPTIONS, ToolLike
 from jarvis_core.engine.http import HTTPEngine
@@ -338,6 +339,8 @@ class OpenAICompatEngine(HTTPEngine):
     ) -> Completion:
         """One non-streamed chat completion."""
         mode = self._checked_mode(messages, tools, options)
+        if any_images(messages):
+            self.check_vision(model)
         if mode == "auto":
             mode = self._auto_mode()
         call = self._build(messages, model, temperature, max_tokens, tools, options, mode, stream=False)
@@ -361,6 +364,8 @@ class OpenAICompatEngine(HTTPEngine):
     ) -> Completion:
         """Async twin of :meth:`generate`, on the engine's async client (no worker thread)."""
         mode = self._checked_mode(messages, tools, options)
+        if any_images(messages):
+            await self.acheck_vision(model)
         if mode == "auto":
             mode = await self._aauto_mode()
         call = self._build(messages, model, temperature, max_tokens, tools, options, mode, stream=False)
@@ -405,6 +410,8 @@ class OpenAICompatEngine(HTTPEngine):
                           max_tokens: Optional[int], tools: Optional[Sequence[ToolLike]], options: Dict[str, Any],
                           text_only: bool) -> AsyncIterator[Any]:
         mode = self._checked_mode(messages, tools, options)
+        if any_images(messages):
+            await self.acheck_vision(model)
         if mode == "auto":
             mode = await self._aauto_mode()
         call = self._build(messages, model, temperature, max_tokens, tools, options, mode, stream=True)
@@ -483,6 +490,15 @@ class OpenAICompatEngine(HTTPEngine):
         if proc is None:
             return [*final[:-1], last]
         return [*(c for chunk in [*final[:-1], last] for c in proc.feed(chunk)), *proc.finish()]
+
+    # -- images ---------------------------------------------------------------------------------------
+    def check_vision(self, model: str) -> None:
+        """Raise :class:`VisionNotSupportedError` when the server says the model cannot take images. Default:
+        nothing to ask (the server answers a text-only model's request with its own error)."""
+
+    async def acheck_vision(self, model: str) -> None:
+        """Async twin of :meth:`check_vision`."""
+        self.check_vision(model)
 
     # -- embeddings -----------------------------------------------------------------------------------
     #: Where ``embed`` posts (OpenAI's ``/v1/embeddings``).

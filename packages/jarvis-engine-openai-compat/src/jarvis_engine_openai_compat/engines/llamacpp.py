@@ -21,7 +21,7 @@ import httpx
 from jarvis_core.engine.base import SAMPLING_OPTIONS
 from jarvis_core.engine.openai_wire import ChatStreamDecoder
 from jarvis_core.engine.streams import SSEByteDecoder
-from jarvis_core.errors import EngineError, EngineHTTPError, MalformedResponseError
+from jarvis_core.errors import EngineError, EngineHTTPError, MalformedResponseError, VisionNotSupportedError
 from jarvis_core.types import StreamChunk, ToolCall
 from jarvis_engine_openai_compat.engines.base import LOCAL_OPTIONS, OpenAICompatEngine
 
@@ -149,6 +149,39 @@ class LlamaCppEngine(OpenAICompatEngine):
                 return "native"
             self._template_tools = template_supports_tools(props)
         return "native" if self._template_tools else "json_schema"
+
+    #: What ``/props`` said about vision (``modalities.vision``; ``None``: not asked yet, or not said).
+    _vision: Optional[bool] = None
+
+    def _vision_from(self, props: Any) -> None:
+        modalities = props.get("modalities") if isinstance(props, dict) else None
+        if isinstance(modalities, dict) and isinstance(modalities.get("vision"), bool):
+            self._vision = modalities["vision"]
+
+    def _refuse_blind(self, model: str) -> None:
+        if self._vision is False:
+            raise VisionNotSupportedError(
+                f"{self.engine_id}: the model the server at {self.base_url} serves ({model or 'its one model'}) has no "
+                "vision (llama.cpp's /props: modalities.vision is false); start it with the model's --mmproj "
+                "projector, or use a vision model", engine_id=self.engine_id, model=model)
+
+    def check_vision(self, model: str) -> None:
+        """Refuse images when ``/props`` says ``modalities.vision`` is false (asked once; a server that does not
+        say lets the request through)."""
+        if self._vision is None:
+            try:
+                self._vision_from(self.request_json("GET", "/props", timeout=self.health_timeout))
+            except EngineError:
+                pass
+        self._refuse_blind(model)
+
+    async def acheck_vision(self, model: str) -> None:
+        if self._vision is None:
+            try:
+                self._vision_from(await self.arequest_json("GET", "/props", timeout=self.health_timeout))
+            except EngineError:
+                pass
+        self._refuse_blind(model)
 
     def prepare(self, model: str) -> None:
         """Check that the server is up: it serves the one model it was started with, whatever the name."""
