@@ -71,3 +71,15 @@ def test_anthropic_has_no_embeddings_and_no_response_format():
             e.generate([Message.user("q")], model="claude-x",
                        response_format={"type": "json_schema", "json_schema": {"name": "p", "schema": {"type": "object"}}})
         assert server.requests == []
+
+
+def test_gemini_embeddings_from_batch_embed_contents():
+    reply = {"embeddings": [{"values": [0.1, 0.2]}, {"values": [0.3, 0.4]}]}
+    path = "/v1beta/models/gemini-embedding-001:batchEmbedContents"
+    with ReplayServer([Exchange("POST", path, json=reply)]) as server, engine(server.url) as e:
+        result = e.embed(["a", "b"], model="gemini-embedding-001", dimensions=2)
+        body = server.requests[0].json
+    assert result.vectors == [(0.1, 0.2), (0.3, 0.4)] and result.model == "gemini-embedding-001"
+    assert body == {"requests": [
+        {"model": "models/gemini-embedding-001", "content": {"parts": [{"text": "a"}]}, "outputDimensionality": 2},
+        {"model": "models/gemini-embedding-001", "content": {"parts": [{"text": "b"}]}, "outputDimensionality": 2}]}

@@ -235,8 +235,8 @@ class CloudEngine(InferenceEngine):
 
     # -- embeddings ---------------------------------------------------------------------------------
     def embed(self, inputs: Union[str, Sequence[str]], *, model: str, **options: Any) -> EmbeddingResult:
-        """Embeddings from the provider ``model`` routes to (OpenAI's ``/embeddings``); a provider without them
-        here (Anthropic has none; Gemini's are not wired yet) raises ``EmbeddingsNotSupportedError`` naming it."""
+        """Embeddings from the provider ``model`` routes to (OpenAI's ``/embeddings``, Gemini's
+        ``batchEmbedContents``); Anthropic has none: ``EmbeddingsNotSupportedError`` naming it."""
         with self.scrubbed():
             route, client = self._embedder(model)
             return client.embed(inputs, model=route.model, **options)

@@ -19,6 +19,7 @@ import logging
 import re
 from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from jarvis_core.embeddings import Embedding, EmbeddingResult
 from jarvis_core.engine.http_errors import error_from_payload
 from jarvis_core.engine.messages import arguments_object
 from jarvis_core.engine.streams import decode_json
@@ -401,3 +402,32 @@ class GeminiStreamDecoder:
         meta = dict(self._acc.meta)
         meta["model"] = self._acc.model or self._model
         return [StreamChunk(tool_calls=tuple(self._acc.calls), finish_reason=finish, usage=self._acc.usage, metadata=meta)]
+
+
+def embed_request(texts: Sequence[str], model: str, options: Mapping[str, Any]) -> Dict[str, Any]:
+    """A ``batchEmbedContents`` body: one request per text."""
+    extra: Dict[str, Any] = {}
+    if options.get("dimensions") is not None:
+        extra["outputDimensionality"] = options["dimensions"]
+    if options.get("task_type") is not None:
+        extra["taskType"] = options["task_type"]
+    name = model if model.startswith(("models/", "tunedModels/")) else f"models/{model}"
+    return {"requests": [{"model": name, "content": {"parts": [{"text": t}]}, **extra} for t in texts]}
+
+
+def embed_result(payload: Any, model: str) -> EmbeddingResult:
+    """A ``batchEmbedContents`` reply (``{embeddings: [{values}]}``) as an :class:`EmbeddingResult` (Gemini
+    reports no token count for it).
+
+    :raises MalformedResponseError: a reply of another shape.
+    """
+    items = payload.get("embeddings") if isinstance(payload, Mapping) else None
+    try:
+        if not isinstance(items, list):
+            raise TypeError
+        embeddings = tuple(Embedding(item["values"], i) for i, item in enumerate(items))
+    except (TypeError, KeyError, ValueError):
+        raise MalformedResponseError("cloud (google): batchEmbedContents answered without a list of embeddings "
+                                     "of numbers", engine_id="cloud", excerpt=str(payload)[:300]) from None
+    return EmbeddingResult(embeddings, model=model)
+

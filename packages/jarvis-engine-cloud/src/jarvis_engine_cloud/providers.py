@@ -12,12 +12,12 @@ from urllib.parse import quote
 
 import attrs
 
-from jarvis_core.embeddings import EmbeddingResult
+from jarvis_core.embeddings import EmbeddingResult, batches, check_inputs, join_results
 from jarvis_core.engine.messages import coerce_messages
 from jarvis_core.engine.openai_embeddings import aembed_openai, embed_openai
 from jarvis_core.engine.openai_wire import ChatStreamDecoder, build_chat_payload, parse_chat_completion
 from jarvis_core.engine.streams import SSEByteDecoder
-from jarvis_core.errors import AuthenticationError, EngineHTTPError, ModelNotFoundError
+from jarvis_core.errors import AuthenticationError, EngineHTTPError, InvalidOptionError, ModelNotFoundError
 from jarvis_core.types import Completion, MessageLike, StreamChunk
 from jarvis_engine_cloud import anthropic_wire, gemini_wire
 from jarvis_engine_cloud.provider_base import ProviderClient
@@ -111,6 +111,34 @@ class GeminiClient(ProviderClient):
     def _model_path(self, model: str, method: str) -> str:
         resource = model if model.startswith("tunedModels/") else f"models/{quote(model, safe='-._~')}"
         return f"{self.api_root}/{resource}:{method}"
+
+    #: ``batchEmbedContents`` takes at most 100 requests.
+    embed_batch_size = 100
+    embed_options: ClassVar[FrozenSet[str]] = frozenset({"dimensions", "task_type"})
+
+    def _embed_calls(self, inputs: Union[str, Sequence[str]], model: str,
+                     options: Dict[str, Any]) -> List[Tuple[int, str, Dict[str, Any]]]:
+        unknown = [k for k in options if k not in self.embed_options]
+        if unknown:
+            raise InvalidOptionError(self.engine_id, unknown, self.embed_options)
+        path = self._model_path(model, "batchEmbedContents")
+        texts = check_inputs(inputs, engine_id=self.engine_id)
+        return [(offset, path, gemini_wire.embed_request(batch, model, options))
+                for offset, batch in batches(texts, self.embed_batch_size)]
+
+    def embed(self, inputs: Union[str, Sequence[str]], *, model: str, **options: Any) -> EmbeddingResult:
+        """Embeddings from ``models/<m>:batchEmbedContents`` (e.g. ``gemini-embedding-001``), 100 per request;
+        options ``dimensions`` (``outputDimensionality``) and ``task_type`` (``taskType``)."""
+        parts = [(offset, gemini_wire.embed_result(self.request_json("POST", path, json_body=body, model=model), model))
+                 for offset, path, body in self._embed_calls(inputs, model, options)]
+        return join_results(parts)
+
+    async def aembed(self, inputs: Union[str, Sequence[str]], *, model: str, **options: Any) -> EmbeddingResult:
+        parts = []
+        for offset, path, body in self._embed_calls(inputs, model, options):
+            payload = await self.arequest_json("POST", path, json_body=body, model=model)
+            parts.append((offset, gemini_wire.embed_result(payload, model)))
+        return join_results(parts)
 
     def retry_after(self, response: Any, body: Any) -> Optional[float]:
         header = super().retry_after(response, body)
