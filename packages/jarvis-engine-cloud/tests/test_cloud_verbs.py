@@ -1,16 +1,18 @@
 """The optional verbs on the cloud providers' wires, against replay servers answering in each provider's
 documented shapes: image parts as Anthropic image sources, Gemini ``inline_data`` / ``file_data`` and OpenAI
-``image_url`` parts; embeddings from OpenAI's ``/embeddings``; Anthropic's missing embeddings and
-structured output as typed errors naming the provider."""
+``image_url`` parts; embeddings from OpenAI's ``/embeddings`` and Gemini's ``batchEmbedContents``; Anthropic's
+structured output through its forced tool, and its missing embeddings as a typed error naming it."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import json
 
 import pytest
 
 from jarvis_core.content import ImagePart, TextPart
-from jarvis_core.errors import EmbeddingsNotSupportedError, StructuredOutputNotSupportedError
+from jarvis_core.errors import EmbeddingsNotSupportedError
 from jarvis_core.testing import Exchange, ReplayServer
 from jarvis_core.types import Message
 from jarvis_engine_cloud.engine import CloudEngine
@@ -63,14 +65,54 @@ def test_openai_image_url_parts_and_embeddings():
     assert result.vectors == [(0.5, -0.25)] and result.usage.prompt_tokens == 2
 
 
-def test_anthropic_has_no_embeddings_and_no_response_format():
+def test_anthropic_has_no_embeddings():
     with ReplayServer([]) as server, engine(server.url) as e:
         with pytest.raises(EmbeddingsNotSupportedError, match="anthropic"):
             e.embed(["x"], model="claude-x")
-        with pytest.raises(StructuredOutputNotSupportedError, match="anthropic"):
-            e.generate([Message.user("q")], model="claude-x",
-                       response_format={"type": "json_schema", "json_schema": {"name": "p", "schema": {"type": "object"}}})
         assert server.requests == []
+
+
+PERSON = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+          "required": ["name", "age"]}
+FMT = {"type": "json_schema", "json_schema": {"name": "person", "schema": PERSON}}
+
+
+def test_anthropic_structured_output_through_the_forced_tool():
+    reply = {"id": "m", "type": "message", "role": "assistant", "model": "claude-x", "stop_reason": "tool_use",
+             "content": [{"type": "tool_use", "id": "toolu_1", "name": "person", "input": {"name": "Ada", "age": 36}}],
+             "usage": {"input_tokens": 9, "output_tokens": 5}}
+
+    def sse(event, data):
+        return f"event: {event}\ndata: {json.dumps(data)}\n"
+
+    stream = [sse("message_start", {"type": "message_start", "message": {**reply, "content": [], "stop_reason": None}}),
+              sse("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {
+                  "type": "tool_use", "id": "toolu_1", "name": "person", "input": {}}}),
+              sse("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+                  "type": "input_json_delta", "partial_json": '{"name": "Ada", '}}),
+              sse("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+                  "type": "input_json_delta", "partial_json": '"age": 36}'}}),
+              sse("content_block_stop", {"type": "content_block_stop", "index": 0}),
+              sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use"},
+                                    "usage": {"output_tokens": 5}}),
+              sse("message_stop", {"type": "message_stop"})]
+    exchanges = [Exchange("POST", "/v1/messages", match=lambda b: not b.get("stream"), json=reply),
+                 Exchange("POST", "/v1/messages", match={"stream": True}, sse=stream)]
+    with ReplayServer(exchanges) as server, engine(server.url) as e:
+        done = e.generate([Message.user("Ada was 36.")], model="claude-x", response_format=FMT)
+
+        async def chunks():
+            return [c async for c in e.stream_full([Message.user("Ada was 36.")], model="claude-x",
+                                                   response_format=FMT)]
+
+        streamed = asyncio.run(chunks())
+        sent = server.requests[0].json
+    assert done.parsed == {"name": "Ada", "age": 36} and done.tool_calls == () and done.finish_reason == "stop"
+    assert sent["tools"] == [{"name": "person", "description": "Give your answer in this structure.",
+                              "input_schema": PERSON}]
+    assert sent["tool_choice"] == {"type": "tool", "name": "person"}
+    assert streamed[-1].parsed == {"name": "Ada", "age": 36} and not any(c.tool_calls for c in streamed)
+
 
 
 def test_gemini_embeddings_from_batch_embed_contents():

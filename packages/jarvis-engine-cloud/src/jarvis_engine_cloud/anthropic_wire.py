@@ -18,7 +18,14 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequ
 from jarvis_core.engine.http_errors import classify_http_error
 from jarvis_core.engine.messages import arguments_object
 from jarvis_core.engine.streams import loads_payload
-from jarvis_core.errors import EngineError, InvalidOptionValueError, MalformedResponseError, StreamError
+from jarvis_core.errors import (
+    ConflictingOptionsError,
+    EngineError,
+    InvalidOptionValueError,
+    MalformedResponseError,
+    StreamError,
+)
+from jarvis_core.structured import check_response_format, schema_name, schema_of
 from jarvis_core.types import Completion, MessageLike, Role, StreamChunk, ToolCall, Usage, normalize_finish_reason
 from jarvis_engine_cloud.images import anthropic_user_content
 from jarvis_engine_cloud.wire_common import (
@@ -32,7 +39,8 @@ __all__ = ["ERROR_STATUS", "OPTIONS", "AnthropicStreamDecoder", "build_payload",
 
 #: Options the Anthropic route accepts beyond the named parameters.
 OPTIONS: FrozenSet[str] = frozenset(
-    {"top_p", "top_k", "stop", "tool_choice", "parallel_tool_calls", "thinking", "thinking_budget", "metadata"}
+    {"top_p", "top_k", "stop", "tool_choice", "parallel_tool_calls", "thinking", "thinking_budget", "metadata",
+     "response_format"}
 )
 
 _FINISH = {
@@ -129,6 +137,39 @@ def _thinking(value: Any) -> Dict[str, Any]:
     return {"type": "enabled", "budget_tokens": value}
 
 
+def answer_tool(response_format: Any, *, has_tools: bool = False) -> Optional[Dict[str, Any]]:
+    """Structured output on Anthropic, through its forced-tool mechanism: the one tool the model must call, its
+    ``input_schema`` the format's schema (any object for ``json_object``); ``None`` without a JSON format.
+
+    :raises ConflictingOptionsError: tools were given as well (the forced tool would hide them).
+    """
+    checked = check_response_format(response_format, engine_id="cloud (anthropic)")
+    if checked is None:
+        return None
+    if has_tools:
+        raise ConflictingOptionsError("cloud (anthropic)", ["tools", "response_format"],
+                                      "Anthropic's structured output forces one tool call, which leaves no room for tools")
+    return {"name": schema_name(checked), "description": "Give your answer in this structure.",
+            "input_schema": schema_of(checked) or {"type": "object"}}
+
+
+def answer_from_tool(chunk_or_completion: Any, name: str) -> Any:
+    """A completion (or stream chunk) whose forced answer tool call becomes its text: the call's arguments, the
+    JSON object the model wrote."""
+    answers = [c for c in chunk_or_completion.tool_calls if c.name == name]
+    if not answers:
+        return chunk_or_completion
+    rest = tuple(c for c in chunk_or_completion.tool_calls if c.name != name)
+    changes: Dict[str, Any] = {"content": (chunk_or_completion.content or "") + answers[0].arguments, "tool_calls": rest}
+    if not rest and chunk_or_completion.finish_reason == "tool_calls":
+        changes["finish_reason"] = "stop"
+    if isinstance(chunk_or_completion, StreamChunk):
+        return chunk_or_completion.replace(**changes)
+    import attrs
+
+    return attrs.evolve(chunk_or_completion, **changes)
+
+
 def build_payload(
     messages: Sequence[MessageLike],
     *,
@@ -160,6 +201,9 @@ def build_payload(
     if "tool_choice" in opts or opts.get("parallel_tool_calls") is False:
         if specs:
             body["tool_choice"] = _tool_choice(opts.get("tool_choice", "auto"), opts.get("parallel_tool_calls"))
+    forced = answer_tool(opts.get("response_format"), has_tools=bool(specs))
+    if forced is not None:
+        body["tools"], body["tool_choice"] = [forced], {"type": "tool", "name": forced["name"]}
     if stream:
         body["stream"] = True
     return body

@@ -28,6 +28,7 @@ from jarvis_core.errors import (
     StructuredOutputNotSupportedError,
 )
 from jarvis_core.types import Completion, MessageLike, StreamChunk
+from jarvis_engine_cloud.anthropic_wire import answer_from_tool, answer_tool
 from jarvis_engine_cloud.credentials import (
     KEY_VARS,
     ProviderSettings,
@@ -188,9 +189,9 @@ class CloudEngine(InferenceEngine):
         """One request to the provider ``model`` routes to; the normalized :class:`Completion`."""
         with self.scrubbed():
             client, route, options = self._prepare_call(model, options)
-            return client.generate(
+            return self._answer(route, options, client.generate(
                 messages, model=route.model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options
-            )
+            ))
 
     async def agenerate(
         self,
@@ -205,9 +206,9 @@ class CloudEngine(InferenceEngine):
         """Async twin of :meth:`generate`, on the provider's async client (retries wait without blocking)."""
         with self.scrubbed():
             client, route, options = self._prepare_call(model, options)
-            return await client.agenerate(
+            return self._answer(route, options, await client.agenerate(
                 messages, model=route.model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options
-            )
+            ))
 
     async def stream_full(
         self,
@@ -226,12 +227,25 @@ class CloudEngine(InferenceEngine):
             stream = client.stream_batches(
                 messages, model=route.model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options
             )
+            forced = self._forced_tool(route, options)
             try:
                 async for batch in stream:  # one network read's chunks: one async step per chunk, here
                     for chunk in batch:
-                        yield chunk
+                        yield chunk if forced is None or not chunk.tool_calls else answer_from_tool(chunk, forced)
             finally:
                 await stream.aclose()
+
+    @staticmethod
+    def _forced_tool(route: Route, options: Mapping[str, Any]) -> Optional[str]:
+        """The name of Anthropic's forced answer tool for a structured-output request (``None`` otherwise)."""
+        if route.provider != ANTHROPIC or not options.get("response_format"):
+            return None
+        tool = answer_tool(options["response_format"])
+        return None if tool is None else str(tool["name"])
+
+    def _answer(self, route: Route, options: Mapping[str, Any], completion: Completion) -> Completion:
+        forced = self._forced_tool(route, options)
+        return completion if forced is None else answer_from_tool(completion, forced)  # type: ignore[no-any-return]
 
     # -- embeddings ---------------------------------------------------------------------------------
     def embed(self, inputs: Union[str, Sequence[str]], *, model: str, **options: Any) -> EmbeddingResult:
