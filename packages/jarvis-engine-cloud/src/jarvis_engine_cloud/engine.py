@@ -245,7 +245,7 @@ class CloudEngine(InferenceEngine):
 
     def _answer(self, route: Route, options: Mapping[str, Any], completion: Completion) -> Completion:
         forced = self._forced_tool(route, options)
-        return completion if forced is None else answer_from_tool(completion, forced)  # type: ignore[no-any-return]
+        return completion if forced is None else answer_from_tool(completion, forced)
 
     # -- embeddings ---------------------------------------------------------------------------------
     def embed(self, inputs: Union[str, Sequence[str]], *, model: str, **options: Any) -> EmbeddingResult:
