@@ -125,3 +125,20 @@ def test_gemini_embeddings_from_batch_embed_contents():
     assert body == {"requests": [
         {"model": "models/gemini-embedding-001", "content": {"parts": [{"text": "a"}]}, "outputDimensionality": 2},
         {"model": "models/gemini-embedding-001", "content": {"parts": [{"text": "b"}]}, "outputDimensionality": 2}]}
+
+
+def test_openai_and_gemini_structured_output_is_decoded():
+    chat = {"id": "c", "model": "gpt-x", "choices": [{"index": 0, "finish_reason": "stop", "message": {
+        "role": "assistant", "content": '{"name": "Ada", "age": 36}'}}], "usage": {"prompt_tokens": 3, "completion_tokens": 2}}
+    gem = {"candidates": [{"content": {"role": "model", "parts": [{"text": '{"name": "Ada", "age": 36}'}]},
+                           "finishReason": "STOP"}],
+           "usageMetadata": {"promptTokenCount": 3, "candidatesTokenCount": 2, "totalTokenCount": 5}}
+    exchanges = [Exchange("POST", "/v1/chat/completions", json=chat),
+                 Exchange("POST", "/v1beta/models/gemini-x:generateContent", json=gem)]
+    with ReplayServer(exchanges) as server, engine(server.url) as e:
+        assert e.generate([Message.user("q")], model="gpt-x", response_format=FMT).parsed == {"name": "Ada", "age": 36}
+        assert e.generate([Message.user("q")], model="gemini-x", response_format=FMT).parsed == {"name": "Ada", "age": 36}
+        sent = [r.json for r in server.requests]
+    assert sent[0]["response_format"] == FMT
+    assert sent[1]["generationConfig"]["responseMimeType"] == "application/json"
+    assert sent[1]["generationConfig"]["responseJsonSchema"] == PERSON
