@@ -221,7 +221,12 @@ class EmbeddedEngine(InferenceEngine):
         if server is None or isinstance(exc, EngineTimeoutError):
             return False
         try:
-            return not (server.alive() and server.status().healthy)
+            deadline = time.monotonic() + 1.0  # a process killed a moment ago may not be reaped yet
+            while server.alive() and server.status().healthy:
+                if time.monotonic() > deadline:
+                    return False
+                time.sleep(0.02)
+            return True
         except Exception:
             return False
 
@@ -290,7 +295,7 @@ class EmbeddedEngine(InferenceEngine):
         try:
             return await (await asyncio.to_thread(self._ensure_started)).agenerate(messages, **kwargs)
         except (EngineConnectionError, StreamError) as exc:
-            if not self._lost_to_a_crash(exc):
+            if not await asyncio.to_thread(self._lost_to_a_crash, exc):
                 raise
         return await (await asyncio.to_thread(self._ensure_started)).agenerate(messages, **kwargs)
 
@@ -315,7 +320,7 @@ class EmbeddedEngine(InferenceEngine):
                 yield chunk
             return
         except (EngineConnectionError, StreamError) as exc:
-            if sent or not self._lost_to_a_crash(exc):
+            if sent or not await asyncio.to_thread(self._lost_to_a_crash, exc):
                 raise
         async for chunk in (await asyncio.to_thread(self._ensure_started)).stream_full(messages, **kwargs):
             yield chunk
