@@ -85,7 +85,7 @@ def test_an_unknown_value_is_a_config_error_naming_the_allowed_ones(db, axis):
 
 
 def test_semantic_retrieval_without_an_embedding_backend_is_a_config_error(db):
-    with pytest.raises(ConfigError, match="needs an embedding backend, and none is configured"):
+    with pytest.raises(ConfigError, match="needs embeddings, and engine 'fake' has no embeddings"):
         MonitorOperativeAgent(FakeEngine([]), model="m", operator_id="op", db=db, retrieval_strategy="semantic")
 
 

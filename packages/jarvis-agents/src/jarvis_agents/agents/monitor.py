@@ -8,8 +8,11 @@ its prompt:
 - ``observation_compression``: a tool output longer than ``compression_threshold`` characters is ``truncate``\\ d
   (with a marker), ``summarize``\\ d (an extra call whose summary replaces it) or left alone (``none``).
 - ``retrieval_strategy``: stored items relevant to the instruction go into the system message: ``keyword``
-  (shared words), ``semantic`` (embedding similarity; needs ``embedder``), ``hybrid_with_self_eval`` (keyword,
-  plus semantic when an embedder is set, then an extra call keeps the relevant ones), ``none``.
+  (shared words), ``semantic`` (embedding similarity: ``embedder`` when given, else the agent's engine's
+  ``embed`` with ``embedding_model``, default the agent's model; an engine without embeddings is a
+  :class:`~jarvis_core.errors.ConfigError` when the agent is created, never a fallback), ``hybrid_with_self_eval``
+  (keyword, plus semantic when there is an embedder or the engine has embeddings, then an extra call keeps the
+  relevant ones), ``none``.
 - ``task_decomposition``: ``monolithic`` (no plan), ``phased`` (a plan call first; the numbered phases go into
   the system message), ``hierarchical`` (a plan call, then one sub-loop per phase with ``phase_max_turns``
   turns, then the final answer).
@@ -31,7 +34,7 @@ import attrs
 from jarvis_agents.agents.operative import OperativeAgent
 from jarvis_agents.agents.strategies import compression, extraction, planning, retrieval
 from jarvis_core.agents import AgentEvent, AgentRun, Notice
-from jarvis_core.errors import ConfigError
+from jarvis_core.errors import ConfigError, EmbeddingsNotSupportedError, EngineError
 from jarvis_core.types import Message, Role, ToolResult
 
 __all__ = ["AXES", "DEFAULTS", "MonitorOperativeAgent"]
@@ -84,7 +87,8 @@ class MonitorOperativeAgent(OperativeAgent):
     """``MonitorOperativeAgent(engine, model=..., operator_id=..., memory_extraction=..., …)``.
 
     Besides the four axes: ``embedder`` (for ``semantic``/``hybrid_with_self_eval``: a callable turning a list
-    of texts into vectors, or ``"module:attribute"``), ``compression_threshold`` (2000), ``summary_input_chars``
+    of texts into vectors, or ``"module:attribute"``; default: the engine's ``embed`` when it has one),
+    ``embedding_model`` (the model the engine embeds with; default: the agent's model), ``compression_threshold`` (2000), ``summary_input_chars``
     (8000), ``extraction_min_chars`` (50), ``max_relations`` (10), ``recall_top_k`` (5), ``max_phases`` (5),
     ``phase_max_turns`` (4), and the options of :class:`~.operative.OperativeAgent`.
     """
@@ -105,6 +109,7 @@ class MonitorOperativeAgent(OperativeAgent):
         retrieval_strategy: str = DEFAULTS["retrieval_strategy"],
         task_decomposition: str = DEFAULTS["task_decomposition"],
         embedder: Any = None,
+        embedding_model: str = "",
         compression_threshold: int = 2000,
         summary_input_chars: int = 8000,
         extraction_min_chars: int = 50,
@@ -128,11 +133,16 @@ class MonitorOperativeAgent(OperativeAgent):
                 raise ConfigError(f"{name} must be a whole number of at least 1, got {number!r}",
                                   key=f"agents.{self.agent_id}.{name}")
         self.embedder = _embedder(embedder)
-        if retrieval_strategy == "semantic" and self.embedder is None:
-            raise ConfigError(f"{self.agent_id} retrieval_strategy 'semantic' needs an embedding backend, and none is "
-                              "configured: pass embedder=... (a callable turning texts into vectors, or "
-                              "'module:attribute'), or choose keyword or hybrid_with_self_eval",
-                              key=f"agents.{self.agent_id}.retrieval_strategy")
+        self._engine_embedder = self.embedder is None
+        if self.embedder is None and retrieval_strategy in ("semantic", "hybrid_with_self_eval"):
+            try:
+                self.embedder = retrieval.engine_embedder(engine, embedding_model or kwargs.get("model") or "")
+            except EmbeddingsNotSupportedError as exc:
+                if retrieval_strategy == "semantic":
+                    raise ConfigError(f"{self.agent_id} retrieval_strategy 'semantic' needs embeddings, and {exc}: "
+                                      "pass embedder=... (a callable turning texts into vectors, or "
+                                      "'module:attribute'), use an engine with embeddings, or choose keyword or "
+                                      "hybrid_with_self_eval", key=f"agents.{self.agent_id}.retrieval_strategy") from None
         self.memory_extraction = memory_extraction
         self.observation_compression = observation_compression
         self.retrieval_strategy = retrieval_strategy
@@ -182,7 +192,15 @@ class MonitorOperativeAgent(OperativeAgent):
         else:
             candidates = retrieval.keyword_rank(run.input, items, 2 * k)
             if self.embedder is not None:
-                more = await asyncio.to_thread(retrieval.semantic_rank, run.input, items, 2 * k, self.embedder)
+                try:
+                    more = await asyncio.to_thread(retrieval.semantic_rank, run.input, items, 2 * k, self.embedder)
+                except EngineError as exc:
+                    if not self._engine_embedder:
+                        raise
+                    # The engine has the verb but its model or server serves no embeddings: the hybrid keeps
+                    # its keyword half and says so (semantic alone raises).
+                    more = []
+                    yield Notice(run.run_id, "retrieval", f"semantic recall skipped, keyword only: {exc}")
                 candidates += [kv for kv in more if kv[0] not in {c[0] for c in candidates}]
             found = []
             if candidates:

@@ -1,26 +1,36 @@
-"""The SQLite store behind the ``memory_*`` tools: exact recall by key, and full-text search.
+"""The SQLite store behind the ``memory_*`` tools: exact recall by key, full-text search, and optionally
+search by embedding similarity.
 
 One file (default ``memory.db`` in the jarvis home). Rows have a unique ``key`` (given, or ``mem-<id>``),
 the content, tags and timestamps. Search uses an FTS5 index kept in step by triggers when the SQLite
 build has FTS5; otherwise it falls back to ``LIKE`` matching and says so once (a :class:`MemoryWarning`)
 and in :attr:`MemoryDB.search_mode`. Each operation opens its own connection, so one store may be used
 from several threads and processes (WAL journal, a busy timeout).
+
+With embeddings (:meth:`MemoryDB.put_vectors`, :meth:`MemoryDB.similar`), each memory's vector is kept in
+``memory_vectors`` as little-endian float32 (one row per memory, with the embedding model's name); a changed
+content drops its vector (a trigger), and :meth:`MemoryDB.similar` embeds the memories that have no vector for
+the model first, then ranks by cosine similarity in plain Python.
 """
 
 from __future__ import annotations
 
+import array
 import contextlib
 import json
 import os
 import re
 import sqlite3
+import sys
 import threading
 import time
 import warnings
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 import attrs
+
+from jarvis_agents.agents.strategies.retrieval import Embedder, cosine
 
 __all__ = ["Memory", "MemoryDB", "MemoryWarning", "default_memory_path"]
 
@@ -70,6 +80,16 @@ CREATE TABLE IF NOT EXISTS memories (
     updated_at REAL NOT NULL
 )
 """
+_VECTORS = [
+    """CREATE TABLE IF NOT EXISTS memory_vectors (
+        memory_id INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
+        model TEXT NOT NULL,
+        vector BLOB NOT NULL)""",
+    """CREATE TRIGGER IF NOT EXISTS memories_vec_au AFTER UPDATE OF content ON memories BEGIN
+        DELETE FROM memory_vectors WHERE memory_id = old.id; END""",
+    """CREATE TRIGGER IF NOT EXISTS memories_vec_ad AFTER DELETE ON memories BEGIN
+        DELETE FROM memory_vectors WHERE memory_id = old.id; END""",
+]
 _FTS = [
     "CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(content, tags, content='memories', content_rowid='id')",
     """CREATE TRIGGER IF NOT EXISTS memories_ai AFTER INSERT ON memories BEGIN
@@ -112,6 +132,8 @@ class MemoryDB:
             with self._connect() as conn:
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute(_TABLE)
+                for statement in _VECTORS:
+                    conn.execute(statement)
                 has_index = conn.execute(
                     "SELECT 1 FROM sqlite_master WHERE name = 'memories_fts'").fetchone() is not None
                 use_fts = has_index or (self._want_fts is not False and _fts5_available(conn))
@@ -183,6 +205,58 @@ class MemoryDB:
                     (*params, top_k),
                 ).fetchall()
         return [_memory(r) for r in rows]
+
+
+    # -- embeddings ---------------------------------------------------------------------------------
+    def put_vectors(self, model: str, vectors: Mapping[str, Sequence[float]]) -> None:
+        """Keep ``vectors`` (by memory key) as the embeddings of those memories under ``model``."""
+        with self._connect() as conn:
+            for key, vector in vectors.items():
+                conn.execute(
+                    "INSERT INTO memory_vectors(memory_id, model, vector) SELECT id, ?, ? FROM memories WHERE key = ? "
+                    "ON CONFLICT(memory_id) DO UPDATE SET model = excluded.model, vector = excluded.vector",
+                    (model, _pack(vector), key))
+
+    def vector_count(self, model: str) -> int:
+        """How many memories have a vector under ``model``."""
+        with self._connect() as conn:
+            return int(conn.execute("SELECT count(*) FROM memory_vectors WHERE model = ?", (model,)).fetchone()[0])
+
+    def similar(self, query: str, top_k: int, embed: Embedder, model: str) -> List[Memory]:
+        """Up to ``top_k`` memories by cosine similarity of their ``model`` embeddings to ``query``'s, most
+        similar first (newer first on a tie). Memories without a vector for ``model`` are embedded first."""
+        if not query.strip() or top_k < 1:
+            return []
+        with self._connect() as conn:
+            missing = conn.execute(
+                "SELECT m.key, m.content FROM memories m LEFT JOIN memory_vectors v ON v.memory_id = m.id "
+                "AND v.model = ? WHERE v.memory_id IS NULL ORDER BY m.id", (model,)).fetchall()
+        vectors = list(embed([query, *(content for _k, content in missing)]))
+        if len(vectors) != len(missing) + 1:
+            raise ValueError(f"the embedding backend returned {len(vectors)} vectors for {len(missing) + 1} texts")
+        if missing:
+            self.put_vectors(model, {key: vec for (key, _c), vec in zip(missing, vectors[1:], strict=True)})
+        with self._connect() as conn:
+            rows = conn.execute(
+                "SELECT m.key, m.content, m.tags, m.updated_at, v.vector, m.id FROM memories m "
+                "JOIN memory_vectors v ON v.memory_id = m.id WHERE v.model = ?", (model,)).fetchall()
+        scored = sorted(((cosine(vectors[0], _unpack(r[4])), r[5], r[:4]) for r in rows), key=lambda s: (-s[0], -s[1]))
+        return [_memory(r) for _s, _id, r in scored[:top_k]]
+
+
+def _pack(vector: Sequence[float]) -> bytes:
+    packed = array.array("f", vector)
+    if sys.byteorder == "big":
+        packed.byteswap()
+    return packed.tobytes()
+
+
+def _unpack(blob: bytes) -> array.array[float]:
+    packed = array.array("f")
+    packed.frombytes(blob)
+    if sys.byteorder == "big":
+        packed.byteswap()
+    return packed
 
 
 def _escape_like(word: str) -> str:

@@ -2,6 +2,8 @@
 
 - :func:`keyword_rank`: items sharing words with the query, most shared words first (newer first on a tie).
 - :func:`semantic_rank`: items by cosine similarity of embeddings from an embedding backend.
+- :func:`engine_embedder`: that backend from an engine's ``embed`` verb (the monitor's and the memory tools'
+  default when the engine has embeddings).
 - :data:`SELF_EVAL_PROMPT` and :func:`parse_selection`: the model keeps the relevant candidates.
 
 The operative's own ``memory_search`` tool uses :func:`keyword_rank` too.
@@ -14,12 +16,14 @@ import math
 import re
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
-__all__ = ["SELF_EVAL_PROMPT", "Embedder", "candidates_prompt", "item_text", "keyword_rank", "parse_selection", "semantic_rank",
-           "words"]
+__all__ = ["EMBED_CHARS", "SELF_EVAL_PROMPT", "Embedder", "candidates_prompt", "cosine", "engine_embedder", "item_text",
+           "keyword_rank", "parse_selection", "semantic_rank", "words"]
 
 Item = Tuple[str, Any]
 #: An embedding backend: texts in, one vector per text out.
 Embedder = Callable[[List[str]], Sequence[Sequence[float]]]
+#: Characters of one text sent to an engine's ``embed`` (a small model's context holds no more).
+EMBED_CHARS = 2000
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STOP = frozenset(
@@ -56,7 +60,24 @@ def keyword_rank(query: str, items: Sequence[Item], top_k: int) -> List[Item]:
     return [(key, value) for _h, _i, key, value in scored[:top_k]]
 
 
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+def engine_embedder(engine: Any, model: str) -> Embedder:
+    """An :data:`Embedder` calling ``engine.embed(texts, model=model)`` (each text cut to :data:`EMBED_CHARS`).
+
+    :raises EmbeddingsNotSupportedError: at once, naming the engine, when the engine has no embeddings.
+    """
+    from jarvis_core.engine.base import supports_embeddings
+    from jarvis_core.errors import EmbeddingsNotSupportedError
+
+    if not supports_embeddings(engine):
+        raise EmbeddingsNotSupportedError(engine_id=getattr(engine, "engine_id", "") or type(engine).__name__)
+
+    def embed(texts: List[str]) -> Sequence[Sequence[float]]:
+        return engine.embed([t[:EMBED_CHARS] for t in texts], model=model).vectors
+
+    return embed
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     if len(a) != len(b):
         raise ValueError(f"the embedding backend returned vectors of different sizes ({len(a)} and {len(b)})")
     dot = sum(x * y for x, y in zip(a, b, strict=True))
@@ -73,7 +94,7 @@ def semantic_rank(query: str, items: Sequence[Item], top_k: int, embed: Embedder
     vectors = list(embed([query, *(item_text(v) for _k, v in items)]))
     if len(vectors) != len(items) + 1:
         raise ValueError(f"the embedding backend returned {len(vectors)} vectors for {len(items) + 1} texts")
-    scored = [(_cosine(vectors[0], vec), -i, item) for i, (vec, item) in enumerate(zip(vectors[1:], items, strict=True))]
+    scored = [(cosine(vectors[0], vec), -i, item) for i, (vec, item) in enumerate(zip(vectors[1:], items, strict=True))]
     scored = [s for s in scored if s[0] > min_similarity]
     scored.sort(key=lambda s: (-s[0], s[1]))
     return [item for _s, _i, item in scored[:top_k]]
