@@ -15,6 +15,7 @@ from jarvis_agents.sandbox.jail import jail_status
 from jarvis_core.testing import FakeEngine, installed_registry
 from jarvis_server.app import create_app
 from jarvis_server.running import BackgroundServer
+from jarvis_server.settings import ServerSettings
 
 DETACHED_CELL = ("```python\nimport subprocess\n"
                  "subprocess.Popen(['sleep', '94.5'], start_new_session=True)\nprint('left it running')\n```")
@@ -24,7 +25,9 @@ DETACHED_CELL = ("```python\nimport subprocess\n"
 def test_health_answers_within_half_a_second_while_a_detached_process_cell_is_closed():
     engine = FakeEngine([DETACHED_CELL, "done"])
     with installed_registry(jarvis_agents.plugin):
-        server = BackgroundServer(create_app(engine, engine_key="fake", model="fake-model")).start()
+        # codeact runs code, so [server] agent_types must name it (code-running agents are off over HTTP by default)
+        settings = ServerSettings(agent_types=("codeact",))
+        server = BackgroundServer(create_app(engine, engine_key="fake", model="fake-model", settings=settings)).start()
         try:
             slowest: list = []
             stop = threading.Event()
