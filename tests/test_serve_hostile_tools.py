@@ -77,7 +77,8 @@ def serve(tmp_path) -> Iterator[Any]:
         backend = ReplayServer(_model(calls)).start()
         home = tmp_path / "home"
         home.mkdir()
-        (home / "config.toml").write_text(config, encoding="utf-8")
+        # The mode is the server's to set ([server] agent_options leaves it out): native calls, as the stand-in scripts.
+        (home / "config.toml").write_text('[agents.orchestrator]\nmode = "function_calling"\n' + config, encoding="utf-8")
         env = {k: v for k, v in os.environ.items() if not k.startswith(("JARVIS_", "OPENAI_", "OLLAMA_"))}
         env.update({"JARVIS_HOME": str(home), "PYTHONIOENCODING": "utf-8"})
         port = _free_port()
@@ -112,7 +113,7 @@ def _run_agent_polling_health(server: Serve, tools: List[str]) -> Tuple[Dict[str
     """Create a managed agent with ``tools``, queue one message, ``/run`` it, and poll ``/health`` until the
     run ends; returns the run and the health latencies."""
     created = httpx.post(server.url + "/v1/managed-agents", timeout=10,
-                         json={"name": "hostile", "agent_type": "orchestrator", "config": {"tools": tools, "mode": "function_calling"}})
+                         json={"name": "hostile", "agent_type": "orchestrator", "config": {"tools": tools}})
     assert created.status_code == 201, created.text
     agent = created.json()["id"]
     queued = httpx.post(f"{server.url}/v1/managed-agents/{agent}/messages", timeout=10,
