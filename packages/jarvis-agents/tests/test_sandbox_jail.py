@@ -3,6 +3,7 @@ processes and network, other runs), as root and as a real unprivileged host, and
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import json
 import logging
@@ -228,10 +229,18 @@ def test_only_the_work_directory_is_writable():
             except OSError as exc:
                 print("refused", path)
         print(sorted(os.listdir("/")))
+        parts = os.getcwd().strip("/").split("/")
+        for depth in range(1, len(parts)):
+            print("/" + "/".join(parts[:depth]), sorted(os.listdir("/" + "/".join(parts[:depth]))))
     """))
     lines = result.stdout.splitlines()
     assert all(line.startswith("refused") for line in lines[:4]), result
-    assert "home" not in lines[4] and "work" not in lines[4]
+    assert "home" not in lines[4], result
+    # The run's directory is mounted at its host path (under TMPDIR, wherever that is): each directory above
+    # it shows only the way down to it, never the host's other files there.
+    for line in lines[5:]:
+        parent, listing = line.split(" ", 1)
+        assert len(ast.literal_eval(listing)) == 1, (parent, listing)
 
 
 def test_without_the_jail_a_run_is_refused_loudly_and_rlimits_is_a_knowing_choice(monkeypatch, tmp_path, caplog):
