@@ -33,7 +33,9 @@ def embedded() -> Iterator[object]:
     pytest.importorskip("xllamacpp", reason="the embedded engine needs the [embedded] extra (xllamacpp)")
     from jarvis_engine_openai_compat.engines.embedded import EmbeddedEngine
 
-    engine = EmbeddedEngine(ctx_per_slot=1024, threads=2, max_tokens=16, progress=False)
+    # The monitor's system prompt with its recalled note and tools runs near 1,000 tokens (it varies with what the
+    # run puts in it), so 1,024 was sometimes too small.
+    engine = EmbeddedEngine(ctx_per_slot=2048, threads=2, max_tokens=16, progress=False)
     yield engine
     engine.close()
 
