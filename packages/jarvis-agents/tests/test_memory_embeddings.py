@@ -33,8 +33,6 @@ def embedded() -> Iterator[object]:
     pytest.importorskip("xllamacpp", reason="the embedded engine needs the [embedded] extra (xllamacpp)")
     from jarvis_engine_openai_compat.engines.embedded import EmbeddedEngine
 
-    # The monitor's system prompt with its recalled note and tools runs near 1,000 tokens (it varies with what the
-    # run puts in it), so 1,024 was sometimes too small.
     engine = EmbeddedEngine(ctx_per_slot=2048, threads=2, max_tokens=16, progress=False)
     yield engine
     engine.close()
@@ -107,8 +105,10 @@ def seed(db, *notes):
 def test_semantic_retrieval_uses_the_embedded_engines_embeddings_by_default(embedded, tmp_path):
     db = tmp_path / "operators.db"
     seed(db, *NOTES)
+    # The monitor's own default (4,096 tokens) would let SmolLM2 ramble to the end of the slot, and the run's
+    # closing request, which carries that answer, would then not fit: this test is about the recalled note.
     agent = MonitorOperativeAgent(embedded, model=embedded.alias, operator_id="op", db=db, max_turns=1,
-                                  retrieval_strategy="semantic", recall_top_k=1, **BASE)
+                                  max_tokens=16, retrieval_strategy="semantic", recall_top_k=1, **BASE)
     result = agent.run(NOTES[1])
     system = result.messages[0].content
     assert "## Recalled from memory\n- [note:2] ORCHID is the code word" in system
