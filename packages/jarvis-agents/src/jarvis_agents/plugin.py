@@ -5,7 +5,14 @@ isolation shown by ``jarvis agents``/``jarvis tools`` is a callable the listing 
 imported until something is listed.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from jarvis_core import hookimpl
+
+if TYPE_CHECKING:
+    from jarvis_core.plugins.registry import Register
 
 _AGENTS = "jarvis_agents.agents"
 _TOOLS = "jarvis_agents.tools"
@@ -19,7 +26,7 @@ def _isolation() -> str:
 
 
 @hookimpl
-def jarvis_register_agents(register):
+def jarvis_register_agents(register: Register) -> None:
     isolation = _isolation  # computed when listed
     register("simple", f"{_AGENTS}.simple:SimpleAgent", description="one model call, no tools")
     register("orchestrator", f"{_AGENTS}.orchestrator:OrchestratorAgent",
@@ -49,7 +56,7 @@ def jarvis_register_agents(register):
 
 
 @hookimpl
-def jarvis_register_tools(register):
+def jarvis_register_tools(register: Register) -> None:
     isolation = _isolation  # computed when listed
     register("calculator", f"{_TOOLS}.calculator:Calculator", description="exact, bounded arithmetic")
     register("think", f"{_TOOLS}.think:think", description="a scratchpad; returns the thought")
@@ -75,7 +82,7 @@ def jarvis_register_tools(register):
 
 
 @hookimpl
-def jarvis_register_commands(register):
+def jarvis_register_commands(register: Register) -> None:
     register("operators", "jarvis_agents.operators.cli",
              description="run operative agents once or on a schedule; list and show operators")
     register("wrappers", "jarvis_agents.wrapped.cli",

@@ -3,11 +3,16 @@ imported until the engine is used)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from jarvis_core import hookimpl
+
+if TYPE_CHECKING:
+    from jarvis_core.plugins.registry import Register
 
 
 @hookimpl
-def jarvis_register_engines(register):
+def jarvis_register_engines(register: Register) -> None:
     register(
         "cloud",
         "jarvis_engine_cloud.engine:CloudEngine",
@@ -17,5 +22,5 @@ def jarvis_register_engines(register):
 
 
 @hookimpl
-def jarvis_register_config_sections(register):
+def jarvis_register_config_sections(register: Register) -> None:
     register("engine.cloud", "jarvis_engine_cloud.config:CloudConfig")

@@ -71,7 +71,7 @@ class RetryPolicy:
         retry_after = getattr(exc, "retry_after", None)
         if retry_after is not None:
             return float(retry_after) if retry_after <= self.max_retry_after else None
-        backoff = min(self.max_delay, self.base_delay * (2**attempt))
+        backoff = min(self.max_delay, self.base_delay * 2.0**attempt)
         return backoff * (0.5 + self.jitter() / 2)
 
     def announce(self, exc: BaseException, *, attempt: int, delay: float, provider: str, model: str) -> None:

@@ -3,11 +3,18 @@
 Targets are strings, so listing plugins imports none of the engine code.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from jarvis_core import hookimpl
+
+if TYPE_CHECKING:
+    from jarvis_core.plugins.registry import Register
 
 
 @hookimpl
-def jarvis_register_engines(register):
+def jarvis_register_engines(register: Register) -> None:
     register(
         "ollama",
         "jarvis_engine_ollama.engine:OllamaEngine",
@@ -16,5 +23,5 @@ def jarvis_register_engines(register):
 
 
 @hookimpl
-def jarvis_register_config_sections(register):
+def jarvis_register_config_sections(register: Register) -> None:
     register("engine.ollama", "jarvis_engine_ollama.config:OllamaConfig")

@@ -3,13 +3,20 @@
 Targets are strings, so listing plugins imports none of the engine code.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from jarvis_core import hookimpl
+
+if TYPE_CHECKING:
+    from jarvis_core.plugins.registry import DefaultsRegister, Register
 
 _PKG = "jarvis_engine_openai_compat"
 
 
 @hookimpl
-def jarvis_register_engines(register):
+def jarvis_register_engines(register: Register) -> None:
     register("vllm", f"{_PKG}.engines.vllm:VLLMEngine", description="vLLM OpenAI-compatible server (default :8000)")
     register("sglang", f"{_PKG}.engines.sglang:SGLangEngine", description="SGLang OpenAI-compatible server (default :30000)")
     register("llamacpp", f"{_PKG}.engines.llamacpp:LlamaCppEngine", description="llama.cpp llama-server (default :8080)")
@@ -29,14 +36,14 @@ def jarvis_register_engines(register):
 
 
 @hookimpl
-def jarvis_register_config_sections(register):
+def jarvis_register_config_sections(register: Register) -> None:
     for key in ("vllm", "sglang", "llamacpp", "lmstudio", "openai-compat"):
         register(f"engine.{key}", f"{_PKG}.config:OpenAICompatConfig")
     register("engine.embedded", f"{_PKG}.config:EmbeddedConfig")
 
 
 @hookimpl
-def jarvis_backend_defaults(register):
+def jarvis_backend_defaults(register: DefaultsRegister) -> None:
     # SmolLM2-135M is the embedded default. At this size any sampling temperature drifts off topic (measured
     # on "What is the capital of France?": 2 of 5 answers wrong at 0.2, 4 of 5 at 0.7, none at 0), so its
     # rule pins greedy decoding. The pattern is longer than the core's "smollm" family rule, so it wins.

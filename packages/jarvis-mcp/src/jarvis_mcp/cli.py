@@ -22,7 +22,7 @@ __all__ = ["add_parser", "run"]
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``mcp`` (``tools``, ``serve``) to the ``jarvis`` parser."""
-    p = subparsers.add_parser(
+    p: argparse.ArgumentParser = subparsers.add_parser(
         "mcp", help="MCP: list the configured servers' tools; serve jarvis tools over stdio",
         description="MCP servers configured in [mcp.servers.<name>] contribute their tools to every agent. "
         "'tools' starts them and lists (and remembers) their tools; 'serve' offers jarvis tools to any MCP client.")

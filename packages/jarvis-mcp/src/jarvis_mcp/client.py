@@ -135,7 +135,8 @@ class Connection:
         """The server's tools (starting it if needed), each as ``{name, description, input_schema,
         annotations}``; blocks the calling thread (not for use on an event loop)."""
         timeout = self.config.startup_timeout + self.config.timeout
-        return _background().submit(self._list()).result(timeout + 5)
+        tools: List[Dict[str, Any]] = _background().submit(self._list()).result(timeout + 5)
+        return tools
 
     # -- on the background loop ---------------------------------------------------------------------------------
     def _transport(self) -> Any:

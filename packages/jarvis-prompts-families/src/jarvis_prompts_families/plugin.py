@@ -10,10 +10,13 @@ Sizes are named explicitly: a family-wide ``llama-3.2`` would also catch the vis
 
 from __future__ import annotations
 
-from typing import Dict, Tuple
+from typing import TYPE_CHECKING, Dict, Tuple
 
 from jarvis_core.hookspecs import hookimpl
 from jarvis_core.prompts.registration import register_providers, register_rules, size_rules
+
+if TYPE_CHECKING:
+    from jarvis_core.plugins.registry import DefaultsRegister, Register
 
 #: name -> (module, one-line description)
 PROVIDERS: Dict[str, Tuple[str, str]] = {
@@ -61,10 +64,10 @@ MODEL_RULES: Tuple[Tuple[str, str], ...] = size_rules(FAMILY_SIZES)
 
 
 @hookimpl
-def jarvis_register_prompt_providers(register):
+def jarvis_register_prompt_providers(register: Register) -> None:
     register_providers(register, "jarvis_prompts_families", PROVIDERS)
 
 
 @hookimpl
-def jarvis_backend_defaults(register):
+def jarvis_backend_defaults(register: DefaultsRegister) -> None:
     register_rules(register, MODEL_RULES)

@@ -13,10 +13,13 @@ provider uses native tools, so the engine's parser reads the calls whatever thei
 
 from __future__ import annotations
 
-from typing import Dict, Tuple
+from typing import TYPE_CHECKING, Dict, Tuple
 
 from jarvis_core.hookspecs import hookimpl
 from jarvis_core.prompts.registration import register_providers, register_rules, size_rules
+
+if TYPE_CHECKING:
+    from jarvis_core.plugins.registry import DefaultsRegister, Register
 
 #: name -> (module, one-line description)
 PROVIDERS: Dict[str, Tuple[str, str]] = {
@@ -56,10 +59,10 @@ MODEL_RULES: Tuple[Tuple[str, str], ...] = size_rules(FAMILY_SIZES)
 
 
 @hookimpl
-def jarvis_register_prompt_providers(register):
+def jarvis_register_prompt_providers(register: Register) -> None:
     register_providers(register, "jarvis_prompts_qwen", PROVIDERS)
 
 
 @hookimpl
-def jarvis_backend_defaults(register):
+def jarvis_backend_defaults(register: DefaultsRegister) -> None:
     register_rules(register, MODEL_RULES)

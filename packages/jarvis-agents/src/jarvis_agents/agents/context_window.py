@@ -37,8 +37,11 @@ def _positive(value: Any) -> Optional[int]:
 
 def check_window(value: Any, key: str) -> Optional[int]:
     """A configured ``context_window``: ``None`` or a positive whole number, else :class:`ConfigError`."""
-    if value is None or _positive(value):
-        return value
+    if value is None:
+        return None
+    window = _positive(value)
+    if window:
+        return window
     raise ConfigError(f"context_window must be a whole number of tokens above 0, got {value!r}", key=key)
 
 

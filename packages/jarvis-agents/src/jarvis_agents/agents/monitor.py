@@ -67,7 +67,7 @@ def _embedder(value: Any) -> Optional[Callable[[List[str]], Sequence[Sequence[fl
         except Exception as exc:
             raise ConfigError(f"embedder {value!r} could not be loaded: {type(exc).__name__}: {exc}",
                               key="agents.monitor_operative.embedder") from None
-    embed = getattr(value, "embed", value)
+    embed: Callable[[List[str]], Sequence[Sequence[float]]] = getattr(value, "embed", value)
     if not callable(embed):
         raise ConfigError("embedder must be a callable (texts -> vectors), an object with embed(texts), or a "
                           "'module:attribute' naming one", key="agents.monitor_operative.embedder")

@@ -24,13 +24,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, Dict, List
+from typing import TYPE_CHECKING, Any, Dict, List
 
 from jarvis_agents.model_call import complete_text
 from jarvis_core.agents import AgentRun
 from jarvis_core.agents.run import add_usage
 from jarvis_core.errors import JarvisError
 from jarvis_core.types import Message, ToolCall, new_call_id
+
+if TYPE_CHECKING:
+    from jarvis_core.tools import ToolExecutor
 
 __all__ = ["SubCallLimitError", "SubCalls", "reporting_engine"]
 
@@ -58,7 +61,7 @@ class SubCalls:
         self.run = run
         self.engine = reporting_engine(agent.engine, agent.bus)
         self.limit = asyncio.Semaphore(agent.max_concurrent_sub_calls)
-        self.tools = agent.executor.with_run(run.run_id)
+        self.tools: ToolExecutor = agent.executor.with_run(run.run_id)
         for key in ("sub_calls", _RUN_TOKENS):
             run.state.setdefault(key, 0)
         self.new_cell()

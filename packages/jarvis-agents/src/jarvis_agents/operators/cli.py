@@ -42,7 +42,7 @@ def _duration(text: str) -> float:
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``operators`` (and its actions) to the ``jarvis`` parser."""
-    p = subparsers.add_parser(
+    p: argparse.ArgumentParser = subparsers.add_parser(
         "operators", help="run operative agents once or on a schedule; list and show operators",
         description="Operators are operative agents that keep their state and conversation between runs (ticks), "
         "in one SQLite file (--db, default operators.db in the jarvis home).")

@@ -30,7 +30,7 @@ import typing
 class _Final(BaseException):
     """Raised by ``FINAL``: ends the cell at once (``except Exception`` in the model's code cannot stop it)."""
 
-    def __init__(self, value):
+    def __init__(self, value: object) -> None:
         super().__init__()
         self.value = value
 
@@ -38,16 +38,16 @@ class _Final(BaseException):
 class _Capture(io.TextIOBase):
     """A capped text sink for ``print``: the first ``cap`` characters are kept, the rest only counted."""
 
-    def __init__(self, cap):
+    def __init__(self, cap: int) -> None:
         self.cap = cap
-        self.parts = []
+        self.parts: list[str] = []
         self.kept = 0
         self.dropped = 0
 
-    def writable(self):
+    def writable(self) -> bool:
         return True
 
-    def write(self, text):
+    def write(self, text: str) -> int:
         text = str(text)
         room = self.cap - self.kept
         if room > 0:
@@ -57,7 +57,7 @@ class _Capture(io.TextIOBase):
         self.dropped += max(0, len(text) - max(room, 0))
         return len(text)
 
-    def text(self):
+    def text(self) -> str:
         out = "".join(self.parts)
         if self.dropped:
             out += f"\n[output truncated: {self.dropped} more characters not shown]"
@@ -65,29 +65,30 @@ class _Capture(io.TextIOBase):
 
 
 class _Channel:
-    def __init__(self, read_fd, write_fd):
+    def __init__(self, read_fd: int, write_fd: int) -> None:
         self.reader = os.fdopen(read_fd, "rb", buffering=0)
         self.writer = os.fdopen(write_fd, "wb", buffering=0)
         self.buffer = b""
         self.lock = threading.Lock()
         self.next_id = 0
 
-    def send(self, message):
+    def send(self, message: dict[str, typing.Any]) -> None:
         data = (json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8")
         view = memoryview(data)
         while view:
             view = view[self.writer.write(view):]
 
-    def receive(self):
+    def receive(self) -> dict[str, typing.Any]:
         while b"\n" not in self.buffer:
             chunk = self.reader.read(65536)
             if not chunk:
                 raise SystemExit(0)  # the parent closed the channel: the run is over
             self.buffer += chunk
         line, _, self.buffer = self.buffer.partition(b"\n")
-        return json.loads(line)
+        message: dict[str, typing.Any] = json.loads(line)
+        return message
 
-    def request(self, fn, args):
+    def request(self, fn: str, args: dict[str, typing.Any]) -> typing.Any:
         """One call to the parent; the cell blocks until the answer (calls from threads take turns)."""
         with self.lock:
             self.next_id += 1
@@ -98,18 +99,18 @@ class _Channel:
         return reply.get("value")
 
 
-def _helpers(channel, functions, final):
+def _helpers(channel: _Channel, functions: typing.Collection[str], final: bool) -> dict[str, typing.Any]:
     helpers: dict[str, typing.Any] = {}
 
-    def llm_query(prompt):
+    def llm_query(prompt: object) -> typing.Any:
         """Ask the sub-model ``prompt`` (a str); returns its answer as a str."""
         return channel.request("llm_query", {"prompt": str(prompt)})
 
-    def llm_batch(prompts):
+    def llm_batch(prompts: typing.Iterable[object]) -> typing.Any:
         """Ask the sub-model every prompt of a list, concurrently; returns the answers in the same order."""
         return channel.request("llm_batch", {"prompts": [str(p) for p in prompts]})
 
-    def tool_call(name, **arguments):
+    def tool_call(name: object, **arguments: typing.Any) -> typing.Any:
         """Run the agent's tool ``name`` with keyword arguments; returns its output as a str."""
         return channel.request("tool_call", {"name": str(name), "arguments": arguments})
 
@@ -117,11 +118,11 @@ def _helpers(channel, functions, final):
         if fn.__name__ in functions:
             helpers[fn.__name__] = fn
     if final:
-        def FINAL(value):
+        def FINAL(value: object) -> typing.NoReturn:
             """End the run with ``value`` as the answer."""
             raise _Final(value)
 
-        def FINAL_VAR(name):
+        def FINAL_VAR(name: str) -> typing.NoReturn:
             """End the run with the value of the variable called ``name``."""
             namespace = helpers["__namespace__"]
             if name not in namespace:
@@ -133,11 +134,11 @@ def _helpers(channel, functions, final):
     return helpers
 
 
-def _run_cell(code, namespace, cap):
+def _run_cell(code: str, namespace: dict[str, typing.Any], cap: int) -> dict[str, typing.Any]:
     capture = _Capture(cap)
     saved = sys.stdout, sys.stderr
     sys.stdout = sys.stderr = capture
-    result = {"ok": True, "error": "", "final": None}
+    result: dict[str, typing.Any] = {"ok": True, "error": "", "final": None}
     try:
         exec(compile(code, "<cell>", "exec"), namespace)
     except _Final as done:
@@ -158,11 +159,11 @@ def _run_cell(code, namespace, cap):
     return result
 
 
-def main():
+def main() -> None:
     settings = json.loads(sys.argv[1])
     read_fd, write_fd = settings["fds"]
     channel = _Channel(read_fd, write_fd)
-    namespace = {"__name__": "__main__", "__builtins__": builtins}
+    namespace: dict[str, typing.Any] = {"__name__": "__main__", "__builtins__": builtins}
     helpers = _helpers(channel, set(settings.get("functions") or ()), bool(settings.get("final")))
     helpers["__namespace__"] = namespace
     namespace.update({k: v for k, v in helpers.items() if not k.startswith("__")})

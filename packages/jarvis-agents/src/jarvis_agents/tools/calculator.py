@@ -84,7 +84,8 @@ def _decimal(text: str) -> Number | None:
         _check(MAX_BITS + 1, "the number")
     _check(mantissa.bit_length() + abs(exponent) * _LOG2_10, "the number")
     if exponent >= 0:
-        return mantissa * 10**exponent
+        whole: int = mantissa * 10**exponent
+        return whole
     return _exact(Fraction(mantissa, 10**-exponent))
 
 
@@ -112,7 +113,8 @@ def _pow(base: Number, exp: Number) -> Number:
     if b < 0 and not e.is_integer():
         raise CalculatorError("a negative number to a fractional power has no real value")
     try:
-        return b**e
+        power: float = b**e  # a real number: a negative base has an integer exponent here
+        return power
     except OverflowError:
         raise CalculatorError("the power overflows a floating-point number") from None
     except ZeroDivisionError:

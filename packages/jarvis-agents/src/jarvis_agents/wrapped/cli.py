@@ -27,7 +27,7 @@ _NAMES = ("claude_code", "openhands")
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``wrappers`` (``check``, ``setup``) to the ``jarvis`` parser."""
-    p = subparsers.add_parser(
+    p: argparse.ArgumentParser = subparsers.add_parser(
         "wrappers", help="check and set up the wrapped agent runtimes (claude_code, openhands)",
         description="The agents claude_code and openhands run external programs. 'check' says what they need and "
         "what is missing; 'setup' installs a runtime (agents never install anything while they run).")

@@ -24,35 +24,36 @@ import os
 import platform
 import signal
 import sys
+from types import FrameType, ModuleType
+from typing import Any, Dict, Optional, Tuple
 
 START = "---JARVIS-OPENHANDS-RESULT-START---"
 END = "---JARVIS-OPENHANDS-RESULT-END---"
 DEFAULT_IMAGE = "ghcr.io/openhands/agent-server:latest-python"
 
 
-
 class _Terminated(Exception):
     pass
 
 
-def _on_term(signum, frame):
+def _on_term(signum: int, frame: Optional[FrameType]) -> None:
     raise _Terminated()
 
 
-def _emit(fd, payload):
+def _emit(fd: int, payload: Dict[str, Any]) -> None:
     data = (START + "\n" + json.dumps(payload) + "\n" + END + "\n").encode("utf-8")
     while data:
         data = data[os.write(fd, data):]
 
 
-def _import(name):
+def _import(name: str) -> ModuleType:
     return importlib.import_module(name)
 
 
-def _final_response(sdk_conversation_utils, conversation):
+def _final_response(sdk_conversation_utils: Optional[ModuleType], conversation: Any) -> str:
     events = list(conversation.state.events)
     if sdk_conversation_utils is not None:
-        return sdk_conversation_utils.get_agent_final_response(events) or ""
+        return str(sdk_conversation_utils.get_agent_final_response(events) or "")
     for event in reversed(events):  # an SDK without the helper: the agent's last text message
         if getattr(event, "source", None) == "agent" and hasattr(event, "llm_message"):
             content = getattr(event.llm_message, "content", None) or []
@@ -60,7 +61,7 @@ def _final_response(sdk_conversation_utils, conversation):
     return ""
 
 
-def _usage(conversation):
+def _usage(conversation: Any) -> Tuple[Dict[str, int], float]:
     stats = getattr(conversation, "conversation_stats", None)
     metrics = stats.get_combined_metrics() if stats is not None else None
     tokens = getattr(metrics, "accumulated_token_usage", None)
@@ -69,16 +70,16 @@ def _usage(conversation):
     return usage, float(getattr(metrics, "accumulated_cost", 0.0) or 0.0)
 
 
-def _platform():
+def _platform() -> str:
     machine = platform.machine().lower()
     return "linux/arm64" if "arm" in machine or "aarch64" in machine else "linux/amd64"
 
 
-def run(job):
+def run(job: Dict[str, Any]) -> Dict[str, Any]:
     modules = ["openhands.sdk", "openhands.tools.preset.default"]
     if job["runtime"] == "docker":
         modules.append("openhands.workspace")
-    loaded = {}
+    loaded: Dict[str, ModuleType] = {}
     for name in modules:
         try:
             loaded[name] = _import(name)
@@ -93,7 +94,7 @@ def run(job):
         utils = None
     sdk = loaded["openhands.sdk"]
     key = os.environ.get(job["key_variable"]) if job.get("key_variable") else None
-    llm_options = {"model": job["model"]}
+    llm_options: Dict[str, Any] = {"model": job["model"]}
     if key:
         llm_options["api_key"] = key
     if job.get("base_url"):
@@ -111,7 +112,7 @@ def run(job):
     return _converse(conversation, job, utils)
 
 
-def _converse(conversation, job, utils):
+def _converse(conversation: Any, job: Dict[str, Any], utils: Optional[ModuleType]) -> Dict[str, Any]:
     try:
         conversation.send_message(job["prompt"])
         conversation.run()
@@ -125,7 +126,7 @@ def _converse(conversation, job, utils):
             close()
 
 
-def main():
+def main() -> int:
     # Run as a script, this file's directory is sys.path[0]; it holds modules (openhands.py among them)
     # that must not shadow the SDK's packages.
     here = os.path.dirname(os.path.abspath(__file__))
@@ -135,7 +136,7 @@ def main():
     sys.stdout = sys.stderr
     signal.signal(signal.SIGTERM, _on_term)
     try:
-        job = json.loads(sys.stdin.read())
+        job: Dict[str, Any] = json.loads(sys.stdin.read())
         payload = run(job)
     except _Terminated:
         payload = {"ok": False, "kind": "terminated", "type": "SIGTERM", "message": "stopped by the parent"}

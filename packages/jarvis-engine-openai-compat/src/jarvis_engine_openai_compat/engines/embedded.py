@@ -21,7 +21,20 @@ import os
 import sys
 import threading
 import time
-from typing import Any, AsyncIterator, Callable, ClassVar, FrozenSet, List, Optional, Sequence, TextIO, Tuple, Union
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    AsyncIterator,
+    Callable,
+    ClassVar,
+    FrozenSet,
+    List,
+    Optional,
+    Sequence,
+    TextIO,
+    Tuple,
+    Union,
+)
 
 import attrs
 
@@ -33,6 +46,9 @@ from jarvis_core.types import Completion, MessageLike, StreamChunk
 from ..server.config import DEFAULTS, ServerConfig
 from ..server.launch import MissingModelError
 from .llamacpp import LlamaCppEngine
+
+if TYPE_CHECKING:
+    from ..server.managed import ManagedServer
 
 __all__ = ["EmbeddedEngine"]
 
@@ -90,9 +106,10 @@ class EmbeddedEngine(InferenceEngine):
         self._progress = progress
         self._bus = bus
         self._lock = threading.Lock()
-        self._server: Any = None
-        self._starting: Any = None  # the server being started, so close() can stop it without the lock
-        self._engine: Any = None
+        self._server: Optional[ManagedServer] = None
+        # the server being started, so close() can stop it without the lock
+        self._starting: Optional[ManagedServer] = None
+        self._engine: Optional[_ManagedServerEngine] = None
         self._engine_url: Optional[str] = None
         self._model_file: Optional[str] = None
 
@@ -117,7 +134,7 @@ class EmbeddedEngine(InferenceEngine):
             stream.write(message.replace("…", "...") + "\n")
         stream.flush()
 
-    def _ensure_started(self) -> Any:
+    def _ensure_started(self) -> _ManagedServerEngine:
         """Start the managed server unless it runs; return the llamacpp engine for its current URL."""
         with self._lock:
             if self._server is None:
@@ -146,12 +163,12 @@ class EmbeddedEngine(InferenceEngine):
                 self._server = server
                 atexit.register(self.close)
                 self._say(f"ready in {time.monotonic() - started:.1f} s")
-            url = self._current_url()
+            url = self._current_url(self._server)
             if self._engine is None or url != self._engine_url:
                 if self._engine is not None:
                     self._engine.close()
-                self._engine = _ManagedServerEngine(host=url, timeout=600.0)
-                self._engine.model_file = self._model_file
+                self._engine = engine = _ManagedServerEngine(host=url, timeout=600.0)
+                engine.model_file = self._model_file
                 self._engine_url = url
             return self._engine
 
@@ -189,8 +206,7 @@ class EmbeddedEngine(InferenceEngine):
             return attrs.evolve(config, ctx_per_slot=trained)
         return config
 
-    def _current_url(self) -> str:
-        server = self._server
+    def _current_url(self, server: ManagedServer) -> str:
         if server.status().healthy and server.alive():
             return str(server.url)
         # Restarting after a crash (or crashed a moment ago, before the supervisor noticed): wait for the
@@ -379,7 +395,7 @@ class EmbeddedEngine(InferenceEngine):
         return None
 
     @property
-    def server(self) -> Any:
+    def server(self) -> Optional[ManagedServer]:
         """The :class:`~jarvis_engine_openai_compat.server.managed.ManagedServer` (``None`` before first use
         and after close)."""
         return self._server

@@ -108,7 +108,7 @@ class RestartPolicy:
 
     def backoff(self, attempt: int, rand: float = 0.5) -> float:
         """Seconds to wait before restart number ``attempt`` (1-based); ``rand`` in [0, 1) drives the jitter."""
-        base = min(self.backoff_cap, self.backoff_base * (2 ** max(0, attempt - 1)))
+        base = min(self.backoff_cap, self.backoff_base * 2.0 ** max(0, attempt - 1))
         return max(0.0, base * (1 + self.jitter * (2 * rand - 1)))
 
 

@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 import threading
+from types import FrameType
 from typing import Any, List, Optional
 
 from jarvis_engine_openai_compat.server.config import DEFAULTS
@@ -50,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _params(x, args: argparse.Namespace):
+def _params(x: Any, args: argparse.Namespace) -> Any:
     params = x.CommonParams()
     params.model.path = args.model
     params.hostnames = [args.host]
@@ -101,7 +102,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     stop = threading.Event()
     holder: dict[str, Any] = {}
 
-    def on_signal(_signum, _frame) -> None:
+    def on_signal(_signum: int, _frame: Optional[FrameType]) -> None:
         stop.set()
 
     signal.signal(signal.SIGTERM, on_signal)

@@ -114,7 +114,8 @@ def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port that was free a moment ago (the OS picks it)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 def smollm2_model_path() -> str:

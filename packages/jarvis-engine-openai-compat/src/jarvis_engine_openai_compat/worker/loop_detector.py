@@ -21,7 +21,7 @@ runaway check runs only every ``text_cycle_min`` new characters of a long line.
 from __future__ import annotations
 
 import re
-from typing import Any, List, Optional
+from typing import Any, Callable, List, Optional
 
 import attrs
 
@@ -37,7 +37,7 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 _LINE_CAP = 8192
 
 
-def _at_least(minimum: int):
+def _at_least(minimum: int) -> Callable[[object, attrs.Attribute[Any], int], None]:
     def check(_inst: object, attr: attrs.Attribute[Any], value: int) -> None:
         if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
             raise ConfigError(f"loop detector {attr.name} must be an integer >= {minimum}, got {value!r}", key=attr.name)

@@ -14,7 +14,10 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence, Tuple
+
+if TYPE_CHECKING:
+    from jarvis_core.embeddings import EmbeddingResult
 
 __all__ = ["EMBED_CHARS", "SELF_EVAL_PROMPT", "Embedder", "candidates_prompt", "cosine", "engine_embedder", "item_text",
            "keyword_rank", "parse_selection", "semantic_rank", "words"]
@@ -72,7 +75,8 @@ def engine_embedder(engine: Any, model: str) -> Embedder:
         raise EmbeddingsNotSupportedError(engine_id=getattr(engine, "engine_id", "") or type(engine).__name__)
 
     def embed(texts: List[str]) -> Sequence[Sequence[float]]:
-        return engine.embed([t[:EMBED_CHARS] for t in texts], model=model).vectors
+        result: EmbeddingResult = engine.embed([t[:EMBED_CHARS] for t in texts], model=model)
+        return result.vectors
 
     return embed
 
