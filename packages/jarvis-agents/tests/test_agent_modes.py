@@ -16,6 +16,7 @@ from jarvis_core.agents import Notice
 from jarvis_core.errors import ConfigError
 from jarvis_core.events import EventBus, EventType
 from jarvis_core.testing import FakeEngine
+from jarvis_core.tools import ToolContext
 from jarvis_core.types import Completion, ToolCall, Usage
 
 
@@ -77,7 +78,7 @@ def test_function_calling_round_trip_with_the_llm_tool_usage_counted():
         Completion(content="Paris; 391", usage=Usage(30, 5)),
     ])
     agent = OrchestratorAgent(engine, model="m", mode="function_calling",
-                              tools=[LLMTool(engine=engine, model="sub"), Calculator()], parallel_tools=False)
+                              tools=[LLMTool(context=ToolContext(engine=engine), model="sub"), Calculator()], parallel_tools=False)
     result = agent.run("two questions")
     assert result.content == "Paris; 391" and result.stop_reason == "final"
     assert [(r.tool_call_id, r.content) for r in result.tool_results] == [("c1", "Paris"), ("c2", "391")]

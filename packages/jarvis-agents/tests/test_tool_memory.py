@@ -10,7 +10,7 @@ import pytest
 
 from jarvis_agents.tools.memory import MemoryRetrieveTool, MemorySearchTool, MemoryStoreTool
 from jarvis_agents.tools.memory_db import MemoryDB, MemoryWarning
-from jarvis_core.tools import ToolExecutor
+from jarvis_core.tools import ToolContext, ToolExecutor, create_tool
 from jarvis_core.types import ToolCall
 
 
@@ -66,7 +66,16 @@ def test_default_file_is_in_the_jarvis_home(tmp_path, monkeypatch):
     monkeypatch.setenv("JARVIS_HOME", str(tmp_path / "home"))
     MemoryStoreTool().run(content="x", key="k")
     assert (tmp_path / "home" / "memory.db").exists()
-    assert MemoryRetrieveTool(home=tmp_path / "home").run(key="k") == "x"
+    assert MemoryRetrieveTool(context=ToolContext(home=tmp_path / "home")).run(key="k") == "x"
+
+
+def test_create_tool_puts_the_file_in_the_context_home_unless_the_config_names_one(tmp_path):
+    create_tool("memory_store", home=tmp_path / "home").run(content="x", key="k")
+    assert (tmp_path / "home" / "memory.db").exists()
+    assert create_tool("memory_retrieve", home=tmp_path / "home").run(key="k") == "x"
+    elsewhere = create_tool("memory_store", config={"path": str(tmp_path / "m.db")}, home=tmp_path / "home")
+    elsewhere.run(content="y", key="k")
+    assert MemoryRetrieveTool(path=tmp_path / "m.db").run(key="k") == "y"
 
 
 def test_concurrent_writers_lose_nothing(tmp_path):

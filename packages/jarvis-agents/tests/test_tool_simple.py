@@ -13,7 +13,7 @@ from jarvis_agents.usage import usage_sink
 from jarvis_core.agents.run import AgentRun
 from jarvis_core.errors import ConfigError
 from jarvis_core.testing import FakeEngine
-from jarvis_core.tools import ToolExecutor
+from jarvis_core.tools import ToolContext, ToolExecutor, create_tool
 from jarvis_core.types import Completion, ToolCall, Usage
 
 
@@ -29,7 +29,7 @@ def test_llm_needs_an_engine_and_model():
 
 def test_llm_calls_the_engine_and_reports_usage_into_the_run():
     engine = FakeEngine([Completion(content="Paris", usage=Usage(7, 2))])
-    tool = LLMTool(engine=engine, model="m", max_tokens=64, system="be brief")
+    tool = LLMTool(context=ToolContext(engine=engine, model="m"), max_tokens=64, system="be brief")
     run = AgentRun("run_x", "q", None)
 
     async def go():
@@ -46,5 +46,15 @@ def test_llm_calls_the_engine_and_reports_usage_into_the_run():
 
 def test_llm_outside_a_run_reports_nowhere():
     engine = FakeEngine([Completion(content="ok", usage=Usage(1, 1))])
-    result = ToolExecutor([LLMTool(engine=engine, model="m")]).execute(ToolCall("c", "llm", '{"prompt": "x"}'))
+    result = ToolExecutor([LLMTool(context=ToolContext(engine=engine, model="m"))]).execute(ToolCall("c", "llm", '{"prompt": "x"}'))
     assert result.ok and result.content == "ok"
+
+
+def test_llm_built_from_the_config_takes_the_run_from_its_context_and_model_from_the_config(tmp_path):
+    engine = FakeEngine([Completion(content="ok")])
+    config = {"model": "sub", "max_tokens": 32}
+    tool = create_tool("llm", config=config, engine=engine, model="main", home=tmp_path)
+    assert (tool.engine, tool.model, tool.max_tokens) == (engine, "sub", 32)
+    assert create_tool("llm", engine=engine, model="main").model == "main"
+    with pytest.raises(ConfigError, match="'engine'"):
+        create_tool("llm", config={"engine": "other"}, engine=engine, model="main")

@@ -13,6 +13,7 @@ import json
 from typing import Any, AsyncIterator, Optional
 
 from jarvis_agents.agents.tool_loop import LoopAgent
+from jarvis_agents.run_keys import RunKey
 from jarvis_agents.sandbox.jail import check_isolation
 from jarvis_agents.sandbox.python import PythonSandbox
 from jarvis_agents.sandbox.repl import CellResult, PythonRepl
@@ -22,7 +23,8 @@ from jarvis_core.errors import ConfigError
 from jarvis_core.tools import ToolExecutor, ToolPolicy
 from jarvis_core.types import ToolCall, ToolSpec, new_call_id
 
-__all__ = ["CELL_TOOL", "CellTool", "ReplAgent", "attach_repl", "cell_call", "check_cell_name", "run_sandbox"]
+__all__ = ["CELL", "CELL_TOOL", "REPL", "CellTool", "ReplAgent", "attach_repl", "cell_call", "check_cell_name",
+           "run_sandbox"]
 
 #: The name of the cell tool in events and results.
 CELL_TOOL = "python"
@@ -74,12 +76,18 @@ class CellTool:
         return result.to_text()
 
 
+#: The run's REPL, closed by the agent when the run ends.
+REPL: RunKey[PythonRepl] = RunKey("repl")
+#: The run's cell tool, around :data:`REPL`.
+CELL: RunKey[CellTool] = RunKey("cell")
+
+
 def attach_repl(agent: Any, run: AgentRun, repl: PythonRepl, max_output_chars: int) -> CellTool:
-    """Give ``run`` its REPL (``run.state["repl"]``, closed by the agent when the run ends), its cell tool
-    (``run.state["cell"]``) and an executor holding the agent's tools and the cell tool."""
+    """Give ``run`` its REPL (:data:`REPL`, closed by the agent when the run ends), its cell tool
+    (:data:`CELL`) and an executor holding the agent's tools and the cell tool."""
     cell = CellTool(repl, max_output_chars)
-    run.state["repl"] = repl
-    run.state["cell"] = cell
+    REPL.set(run, repl)
+    CELL.set(run, cell)
     run.executor = ToolExecutor([*agent.tools, cell], approver=agent.approver, bus=agent.bus, run_id=run.run_id)
     return cell
 
@@ -111,7 +119,7 @@ class ReplAgent(LoopAgent):
                 yield event
         finally:
             # The REPL's process tree is killed at once; its reaping is awaited off the loop.
-            await run.state["repl"].aclose()
+            await REPL.get(run).aclose()
 
     async def body(self, run: AgentRun) -> AsyncIterator[AgentEvent]:
         """The run's work once the window is known."""

@@ -35,7 +35,7 @@ import attrs
 
 from jarvis_agents.agents.cells import ReplAgent, cell_call, check_cell_name, run_sandbox
 from jarvis_agents.agents.code_blocks import joined_code
-from jarvis_agents.agents.context_window import ContextWindow, check_window, fit_observation
+from jarvis_agents.agents.context_window import WINDOW, ContextWindow, check_window, fit_observation
 from jarvis_agents.agents.prefetch import fetch_executor, prefetch_urls
 from jarvis_agents.agents.text_protocol import REACT, parse_reply, render_tools, strip_reasoning
 from jarvis_agents.sandbox.python import PythonSandbox
@@ -151,7 +151,7 @@ class CodeActAgent(ReplAgent):
     async def body(self, run: AgentRun) -> AsyncIterator[AgentEvent]:
         if self.url_prefetch:
             fetcher = self._fetcher.with_run(run.run_id) if self._fetcher is not None else run.executor
-            async for event in prefetch_urls(run, fetcher, run.state["window"], self.max_tokens):
+            async for event in prefetch_urls(run, fetcher, WINDOW.get(run), self.max_tokens):
                 yield event
         async for event in super().body(run):
             yield event
@@ -178,7 +178,7 @@ class CodeActAgent(ReplAgent):
         run.decision = decision
 
     def observe(self, run: AgentRun, results: Sequence[ToolResult]) -> None:
-        window: int = run.state["window"]
+        window: int = WINDOW.get(run)
 
         def fit(result: ToolResult) -> str:
             return fit_observation(result.content, run.messages, window, self.max_tokens)

@@ -17,18 +17,21 @@ import asyncio
 import threading
 from typing import Any, AsyncIterator, Optional, Sequence, Tuple
 
+from jarvis_agents.run_keys import RunKey
 from jarvis_core.agents import AgentRun, Notice
 from jarvis_core.errors import ConfigError, EngineError
 from jarvis_core.tools.output import cap_output
 from jarvis_core.types import Message
 
-__all__ = ["CHARS_PER_TOKEN", "DEFAULT_CONTEXT_WINDOW", "MIN_OBSERVATION_CHARS", "ContextWindow", "check_window",
-           "context_window", "engine_context_window", "fit_observation"]
+__all__ = ["CHARS_PER_TOKEN", "DEFAULT_CONTEXT_WINDOW", "MIN_OBSERVATION_CHARS", "WINDOW", "ContextWindow",
+           "check_window", "context_window", "engine_context_window", "fit_observation"]
 
 DEFAULT_CONTEXT_WINDOW = 8192
 CHARS_PER_TOKEN = 3
 MIN_OBSERVATION_CHARS = 1000
 _DEFAULT_REPLY_TOKENS = 1024
+#: The run's context window in tokens, set by :meth:`ContextWindow.for_run`.
+WINDOW: RunKey[int] = RunKey("window")
 
 
 def _positive(value: Any) -> Optional[int]:
@@ -105,7 +108,7 @@ def fit_observation(text: str, messages: Sequence[Message], window: int, reply_t
 class ContextWindow:
     """One agent's context window: the configured one, else asked of the engine once (thread-safe).
 
-    :meth:`for_run` puts it into ``run.state["window"]`` and yields a notice when it is only the default.
+    :meth:`for_run` gives it to the run (:data:`WINDOW`) and yields a notice when it is only the default.
     """
 
     def __init__(self, engine: Any, model: str, configured: Optional[int]) -> None:
@@ -123,8 +126,8 @@ class ContextWindow:
             return self._found
 
     async def for_run(self, run: AgentRun) -> AsyncIterator[Notice]:
-        """Set ``run.state["window"]``; yields a :class:`Notice` when the window is the default, not a known one."""
+        """Set the run's :data:`WINDOW`; yields a :class:`Notice` when the window is the default, not a known one."""
         tokens, source = await asyncio.to_thread(self.resolve)
-        run.state["window"] = tokens
+        WINDOW.set(run, tokens)
         if source.startswith("default"):
             yield Notice(run.run_id, "context_window", f"context window {tokens} tokens: {source}")

@@ -31,7 +31,7 @@ from typing import Any, AsyncIterator, Callable, Dict, List, Optional, Sequence,
 
 import attrs
 
-from jarvis_agents.agents.operative import OperativeAgent
+from jarvis_agents.agents.operative import SECTIONS, OperativeAgent
 from jarvis_agents.agents.strategies import compression, extraction, planning, retrieval
 from jarvis_core.agents import AgentEvent, AgentRun, Notice
 from jarvis_core.errors import ConfigError, EmbeddingsNotSupportedError, EngineError
@@ -216,7 +216,7 @@ class MonitorOperativeAgent(OperativeAgent):
                 found = [candidates[i] for i in keep][:k]
         if found:
             lines = [f"- [{self.memory.short(key)}] {retrieval.item_text(value)[:500]}" for key, value in found]
-            run.state["sections"].append("## Recalled from memory\n" + "\n".join(lines))
+            SECTIONS.get(run).append("## Recalled from memory\n" + "\n".join(lines))
         yield Notice(run.run_id, "retrieval", f"{strategy}: recalled {len(found)} of {len(items)} stored item(s)")
 
     async def _plan(self, run: AgentRun) -> AsyncIterator[AgentEvent]:
@@ -234,7 +234,7 @@ class MonitorOperativeAgent(OperativeAgent):
                              "status": "running", "phases": [{"phase": p, "status": "pending"} for p in phases]}
         await self._put("plan", run.state["plan"])
         if self.task_decomposition == "phased":
-            run.state["sections"].append(planning.plan_section(phases))
+            SECTIONS.get(run).append(planning.plan_section(phases))
         yield Notice(run.run_id, "plan", f"{len(phases)} phase(s): " + "; ".join(phases))
 
     # -- the work: hierarchical phases --------------------------------------------------------------

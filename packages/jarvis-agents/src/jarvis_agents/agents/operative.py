@@ -28,18 +28,21 @@ from typing import Any, AsyncIterator, List, Optional, Sequence, Tuple, Union
 from jarvis_agents.agents.operator_memory import MEMORY_TOOL_NAMES, OperatorMemory
 from jarvis_agents.agents.orchestrator import OrchestratorAgent
 from jarvis_agents.agents.strategies.retrieval import item_text
+from jarvis_agents.run_keys import RunKey
 from jarvis_core.agents import AgentEvent, AgentRun, Notice, ToolCallsRequested, TurnFinished
 from jarvis_core.errors import ConfigError
 from jarvis_core.stores import SessionStore, SQLiteStore, StateStore, whole_groups
 from jarvis_core.types import Message, Role
 
-__all__ = ["DEFAULT_OPERATOR", "OperativeAgent", "default_db_path", "refinish"]
+__all__ = ["DEFAULT_OPERATOR", "SECTIONS", "OperativeAgent", "default_db_path", "refinish"]
 
 #: The operator id an operative agent remembers as when none is given (``jarvis ask --agent operative``).
 DEFAULT_OPERATOR = "default"
 
 STATE_HELP = ('(Replace it with memory_store(key="state", content=...). If you do not, your final answer is '
               "saved as your state.)")
+#: The run's system-message sections (its state first); :meth:`OperativeAgent.prepare` may append more.
+SECTIONS: RunKey[List[str]] = RunKey("sections")
 
 
 def default_db_path() -> Path:
@@ -138,7 +141,7 @@ class OperativeAgent(OrchestratorAgent):
                          f"[agents.{self.agent_id}] operator_id, or 'jarvis operators run ID' for another)")
         saved, history = await asyncio.to_thread(self._load)
         run.state["saved_state"] = saved
-        run.state["sections"] = [self.state_section(saved)]
+        SECTIONS.set(run, [self.state_section(saved)])
         async for event in self.prepare(run):
             yield event
         self._assemble(run, history)
@@ -160,9 +163,9 @@ class OperativeAgent(OrchestratorAgent):
 
     def _assemble(self, run: AgentRun, history: Sequence[Message]) -> None:
         first = run.messages[0] if run.messages else None
-        base = first.content if first is not None and first.role is Role.SYSTEM else None
+        base = first.text if first is not None and first.role is Role.SYSTEM else None
         rest = run.messages[1:] if base is not None else run.messages
-        system = "\n\n".join(part for part in (base, *run.state["sections"]) if part)
+        system = "\n\n".join(part for part in (base, *SECTIONS.get(run)) if part)
         run.messages = [Message.system(system), *history, *rest]
         run.state["tick_start"] = len(run.messages) - 1  # the instruction: the tick's first message
 
@@ -199,7 +202,7 @@ class OperativeAgent(OrchestratorAgent):
 
     # -- steps a subclass changes -------------------------------------------------------------------
     async def prepare(self, run: AgentRun) -> AsyncIterator[AgentEvent]:
-        """Before the first request: add system-message sections to ``run.state["sections"]``. Default: none."""
+        """Before the first request: add system-message sections to the run's :data:`SECTIONS`. Default: none."""
         return
         yield  # pragma: no cover - makes this an async generator
 

@@ -108,7 +108,7 @@ class OrchestratorAgent(LoopAgent):
                 yield event
             return
         if mode == "structured":
-            steps = structured.answer_turn(self, run) if run.state.pop("answer_next", False) \
+            steps = structured.answer_turn(self, run) if structured.ANSWER_NEXT.pop(run, False) \
                 else structured.decision_turn(self, run)
         else:
             steps = text_turn(self, run, self._protocol(run))

@@ -32,11 +32,12 @@ import json
 import re
 from typing import Any, AsyncIterator, List, Optional, Tuple
 
-from jarvis_agents.agents.cells import ReplAgent, cell_call, check_cell_name, run_sandbox
+from jarvis_agents.agents.cells import CELL, ReplAgent, cell_call, check_cell_name, run_sandbox
 from jarvis_agents.agents.code_blocks import joined_code
-from jarvis_agents.agents.context_window import ContextWindow, check_window, fit_observation
+from jarvis_agents.agents.context_window import WINDOW, ContextWindow, check_window, fit_observation
 from jarvis_agents.agents.rlm_calls import SubCalls
 from jarvis_agents.agents.text_protocol import render_tools, strip_reasoning
+from jarvis_agents.run_keys import RunKey
 from jarvis_agents.sandbox.python import PythonSandbox
 from jarvis_agents.sandbox.repl import PythonRepl
 from jarvis_agents.usage import usage_sink
@@ -65,6 +66,10 @@ _CORRECTION = ("Your reply had neither a ```python block nor a FINAL(answer) lin
                "or give the answer as FINAL(answer).")
 _LAST_CALL = "You have used all your turns. Reply now with FINAL(answer) on a line of its own, from what you found."
 _FINAL_LINE = re.compile(r"(?m)^[ \t>*_`]*FINAL(_VAR)?\(")
+#: The run's REPL call handler (``llm_query``, ``llm_batch``, ``tool_call``) and the answer its last cell
+#: gave to ``FINAL``.
+_SUB_CALLS: RunKey[SubCalls] = RunKey("sub_call_handler")
+_FINAL: RunKey[str] = RunKey("final")
 
 
 class RLMContextError(JarvisError, TypeError):
@@ -166,7 +171,8 @@ class RLMAgent(ReplAgent):
     # -- the run ------------------------------------------------------------------------------------
     def make_repl(self, run: AgentRun) -> PythonRepl:
         value, _ = _context_of(run.input, run.context)
-        run.state["sub_call_handler"] = calls = SubCalls(self, run)
+        calls = SubCalls(self, run)
+        _SUB_CALLS.set(run, calls)
         return PythonRepl(self.sandbox, cell_timeout_s=self.cell_timeout_s, max_output_chars=self.max_output_chars,
                           handler=calls, functions=("llm_query", "llm_batch", "tool_call"), final=True,
                           variables={"context": value})
@@ -192,13 +198,13 @@ class RLMAgent(ReplAgent):
             if code:
                 async for event in self._cell(run, code):
                     yield event
-                final = run.state.pop("final", None)
+                final = _FINAL.pop(run, None)
             else:
                 found = final_in_text(text)
                 if found is not None and found[1]:
                     async for event in self._cell(run, f"FINAL_VAR({found[0]!r})"):
                         yield event
-                    final = run.state.pop("final", None)
+                    final = _FINAL.pop(run, None)
                 elif found is not None:
                     final = found[0]
                 elif not corrected:
@@ -234,19 +240,19 @@ class RLMAgent(ReplAgent):
                 yield event
 
     async def _cell(self, run: AgentRun, code: str) -> AsyncIterator[AgentEvent]:
-        """Run one cell through the run's executor; ``run.state["final"]`` is set when it called FINAL."""
+        """Run one cell through the run's executor; the run's ``_FINAL`` is set when it called FINAL."""
         call = cell_call(code)
         yield ToolCallsRequested(run.run_id, run.turns, (call,))
-        cell = run.state["cell"]
+        cell = CELL.get(run)
         cell.last = None
-        run.state["sub_call_handler"].new_cell()
+        _SUB_CALLS.get(run).new_cell()
         result = await run.executor.aexecute(call)
         run.tool_results.append(result)
         yield ToolCallFinished(run.run_id, run.turns, result)
         if cell.last is not None and cell.last.final is not None:
-            run.state["final"] = cell.last.final
+            _FINAL.set(run, cell.last.final)
             return
-        body = fit_observation(result.content, run.messages, run.state["window"], self.max_tokens)
+        body = fit_observation(result.content, run.messages, WINDOW.get(run), self.max_tokens)
         run.messages.append(Message.user(f"REPL output:\n{body}"))
 
 

@@ -24,13 +24,18 @@ from typing import Any, AsyncIterator, Dict, List, Sequence
 
 from jarvis_agents.agents.modes import engine_accepts
 from jarvis_agents.agents.tool_loop import fail
+from jarvis_agents.run_keys import RunKey
 from jarvis_core.agents import AgentEvent, AgentRun, Decision, Notice, TextDelta
 from jarvis_core.engine.messages import coerce_messages, messages_to_dicts
 from jarvis_core.errors import ConfigError
 from jarvis_core.tools.json_mode import parse_action, response_format, rewrite_messages
 from jarvis_core.types import Message, Role, ToolResult, ToolSpec
 
-__all__ = ["ANSWERS", "DEFAULT_DECISION_TOKENS", "answer_turn", "decision_turn", "engine_problem", "plain_history"]
+__all__ = ["ANSWERS", "ANSWER_NEXT", "DEFAULT_DECISION_TOKENS", "after_results", "answer_turn", "decision_turn",
+           "engine_problem", "plain_history"]
+
+#: Whether the run's next turn is an answer turn (set by :func:`after_results`).
+ANSWER_NEXT: RunKey[bool] = RunKey("answer_next")
 
 ANSWERS = ("free", "constrained")
 #: The budget of a decision turn when the agent has no ``max_tokens``: room for a whole bounded object.
@@ -173,4 +178,4 @@ async def answer_turn(agent: Any, run: AgentRun) -> AsyncIterator[AgentEvent]:
 
 def after_results(run: AgentRun, results: Sequence[ToolResult]) -> None:
     """Decide what the next turn is: an answer turn when every call of this one succeeded."""
-    run.state["answer_next"] = bool(results) and all(r.ok for r in results)
+    ANSWER_NEXT.set(run, bool(results) and all(r.ok for r in results))

@@ -10,15 +10,19 @@ from __future__ import annotations
 
 from typing import AsyncIterator
 
+from jarvis_agents.run_keys import RunKey
 from jarvis_agents.usage import usage_sink
 from jarvis_core.agents import AgentEvent, AgentRun, Decision, Notice, ToolUsingAgent
 
-__all__ = ["LoopAgent", "fail"]
+__all__ = ["FAILURE", "LoopAgent", "fail"]
+
+#: Why the run failed, set by :func:`fail`; the run then ends with ``stop_reason="error"``.
+FAILURE: RunKey[str] = RunKey("failure")
 
 
 def fail(run: AgentRun, problem: str) -> Notice:
     """Mark the run as failed (it ends after this turn with ``stop_reason="error"``); returns the notice to yield."""
-    run.state["failure"] = problem
+    FAILURE.set(run, problem)
     run.decision = Decision("")
     return Notice(run.run_id, "error", problem, run.turns)
 
@@ -30,6 +34,6 @@ class LoopAgent(ToolUsingAgent):
         with usage_sink(run):
             async for event in super().loop(run):
                 yield event
-        failure = run.state.get("failure")
+        failure = FAILURE.get(run, None)
         if failure:
             run.finish("", "error", error=failure)

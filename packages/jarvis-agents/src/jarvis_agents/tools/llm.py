@@ -1,7 +1,8 @@
 """``llm``: ask a model a sub-question (a summary, a translation, a second opinion) from inside an agent.
 
-It uses the engine the agent runs on (passed by the core when the tool is built) and, unless configured
-otherwise, the same model. Its token usage counts in the agent run's usage (:mod:`jarvis_agents.usage`).
+It uses the engine the agent runs on (from the :class:`~jarvis_core.tools.ToolContext` the core builds it
+with) and, unless configured otherwise, the same model. Its token usage counts in the agent run's usage
+(:mod:`jarvis_agents.usage`).
 
 Configuration (``[tools.llm]``): ``model`` (another model on the same engine), ``max_tokens`` (512),
 ``temperature`` (unset: the model family's default), ``system`` (a system prompt for every sub-call).
@@ -9,12 +10,12 @@ Configuration (``[tools.llm]``): ``model`` (another model on the same engine), `
 
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import List, Optional
 
 from jarvis_agents.model_call import complete_text
 from jarvis_agents.usage import report_usage
 from jarvis_core.errors import ConfigError
-from jarvis_core.tools import ToolPolicy
+from jarvis_core.tools import ToolContext, ToolPolicy
 from jarvis_core.types import Message, ToolSpec
 
 __all__ = ["LLMTool"]
@@ -23,8 +24,8 @@ __all__ = ["LLMTool"]
 class LLMTool:
     """``llm(prompt, system?)`` → the model's answer to ``prompt``.
 
-    :param engine: the engine to call (the core passes the agent's engine).
-    :param model: the model id (default: the agent's model, passed by the core).
+    :param context: the run's engine, and the model used unless ``model`` is set (passed by the core).
+    :param model: another model on the same engine.
     :param max_tokens: the answer's length limit.
     :param temperature: sampling temperature (``None``: the family default).
     :param system: a system prompt used when the call gives none.
@@ -45,12 +46,14 @@ class LLMTool:
     )
     policy = ToolPolicy(side_effects="none", timeout=120.0)
 
-    def __init__(self, engine: Any = None, model: Optional[str] = None, max_tokens: int = 512,
-                 temperature: Optional[float] = None, system: Optional[str] = None) -> None:
-        if engine is None or not model:
+    def __init__(self, *, context: Optional[ToolContext] = None, model: Optional[str] = None,
+                 max_tokens: int = 512, temperature: Optional[float] = None, system: Optional[str] = None) -> None:
+        context = context or ToolContext()
+        model = model or context.model
+        if context.engine is None or not model:
             raise ConfigError("the llm tool needs an engine and a model; it is built by an agent run "
                               "(jarvis ask --agent orchestrator --tools llm ...), or set [tools.llm] model")
-        self.engine = engine
+        self.engine = context.engine
         self.model = model
         self.max_tokens = int(max_tokens)
         self.temperature = temperature

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
-from typing import Any, Optional, Sequence, Union
+from typing import Optional, Sequence, Union
 
 from jarvis_agents.agents.strategies.retrieval import Embedder, engine_embedder
 from jarvis_agents.tools.memory_db import MemoryDB
 from jarvis_core.errors import ConfigError, EmbeddingsNotSupportedError
-from jarvis_core.tools import ToolPolicy
+from jarvis_core.tools import ToolContext, ToolPolicy
 from jarvis_core.types import ToolSpec
 
 __all__ = ["MemoryRetrieveTool", "MemorySearchTool", "MemoryStoreTool"]
@@ -33,19 +32,20 @@ EmbeddingsArg = Union[bool, str, None]
 MAX_CONTENT = 16_000
 
 
-def _db(path: PathArg, home: Optional[Path]) -> MemoryDB:
-    if path is None and home is not None:
-        path = Path(home) / "memory.db"
+def _db(path: PathArg, context: Optional[ToolContext]) -> MemoryDB:
+    if path is None and context is not None and context.home is not None:
+        path = context.home / "memory.db"
     return MemoryDB(path)
 
 
 class _Embedding:
     """The ``embeddings`` option of a memory tool: which model, through which engine (checked when built)."""
 
-    def __init__(self, tool: str, embeddings: EmbeddingsArg, engine: Any, model: Optional[str]) -> None:
+    def __init__(self, tool: str, embeddings: EmbeddingsArg, context: Optional[ToolContext]) -> None:
         if embeddings is not None and not isinstance(embeddings, (bool, str)):
             raise ConfigError(f"{tool} embeddings must be true, false or an embedding model name, "
                               f"got {type(embeddings).__name__}", key=f"tools.{tool}.embeddings")
+        engine, model = (context.engine, context.model) if context is not None else (None, None)
         self.tool = tool
         self.model = (embeddings.strip() if isinstance(embeddings, str) else model or "") if embeddings else ""
         self.wanted = bool(embeddings)
@@ -66,7 +66,7 @@ class MemoryStoreTool:
 
     :param path: the SQLite file (default: ``memory.db`` in the jarvis home).
     :param embeddings: ``true`` or an embedding model name: also keep the memory's vector from the engine.
-    :param home, engine, model: the jarvis home and the run's engine and model (passed by the core).
+    :param context: the jarvis home and the run's engine and model (passed by the core).
     """
 
     spec = ToolSpec(
@@ -86,10 +86,10 @@ class MemoryStoreTool:
     )
     policy = ToolPolicy(side_effects="write", timeout=15.0)
 
-    def __init__(self, path: PathArg = None, home: Optional[Path] = None, embeddings: EmbeddingsArg = False,
-                 engine: Any = None, model: Optional[str] = None) -> None:
-        self.db = _db(path, home)
-        self.embedding = _Embedding("memory_store", embeddings, engine, model)
+    def __init__(self, path: PathArg = None, embeddings: EmbeddingsArg = False, *,
+                 context: Optional[ToolContext] = None) -> None:
+        self.db = _db(path, context)
+        self.embedding = _Embedding("memory_store", embeddings, context)
 
     def run(self, content: str, key: Optional[str] = None, tags: Sequence[str] = ()) -> str:
         """Store ``content``; returns which key holds it."""
@@ -103,7 +103,11 @@ class MemoryStoreTool:
 
 
 class MemoryRetrieveTool:
-    """``memory_retrieve(key)`` → exactly what ``key`` holds (an error when nothing does)."""
+    """``memory_retrieve(key)`` → exactly what ``key`` holds (an error when nothing does).
+
+    :param path: the SQLite file (default: ``memory.db`` in the jarvis home).
+    :param context: the jarvis home (passed by the core).
+    """
 
     spec = ToolSpec(
         name="memory_retrieve",
@@ -117,8 +121,8 @@ class MemoryRetrieveTool:
     )
     policy = ToolPolicy(side_effects="read", timeout=15.0)
 
-    def __init__(self, path: PathArg = None, home: Optional[Path] = None) -> None:
-        self.db = _db(path, home)
+    def __init__(self, path: PathArg = None, *, context: Optional[ToolContext] = None) -> None:
+        self.db = _db(path, context)
 
     def run(self, key: str) -> str:
         """The content stored under ``key``."""
@@ -146,10 +150,10 @@ class MemorySearchTool:
     )
     policy = ToolPolicy(side_effects="read", timeout=15.0)
 
-    def __init__(self, path: PathArg = None, home: Optional[Path] = None, embeddings: EmbeddingsArg = False,
-                 engine: Any = None, model: Optional[str] = None) -> None:
-        self.db = _db(path, home)
-        self.embedding = _Embedding("memory_search", embeddings, engine, model)
+    def __init__(self, path: PathArg = None, embeddings: EmbeddingsArg = False, *,
+                 context: Optional[ToolContext] = None) -> None:
+        self.db = _db(path, context)
+        self.embedding = _Embedding("memory_search", embeddings, context)
 
     def run(self, query: str, top_k: int = 5) -> str:
         """The matches for ``query`` (by meaning with embeddings on, else by words), or a line saying there
