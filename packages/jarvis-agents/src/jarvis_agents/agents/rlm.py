@@ -35,7 +35,7 @@ from typing import Any, AsyncIterator, List, Optional, Tuple
 from jarvis_agents.agents.cells import CELL, ReplAgent, cell_call, check_cell_name, run_sandbox
 from jarvis_agents.agents.code_blocks import joined_code
 from jarvis_agents.agents.context_window import WINDOW, ContextWindow, check_window, fit_observation
-from jarvis_agents.agents.rlm_calls import SubCalls
+from jarvis_agents.agents.rlm_calls import SUB_CALLS, SubCalls
 from jarvis_agents.agents.text_protocol import render_tools, strip_reasoning
 from jarvis_agents.run_keys import RunKey
 from jarvis_agents.sandbox.python import PythonSandbox
@@ -184,7 +184,7 @@ class RLMAgent(ReplAgent):
 
     @staticmethod
     def _finish(run: AgentRun, content: str, stop_reason: str) -> None:
-        run.finish(content, stop_reason, sub_calls=run.state.get("sub_calls", 0))
+        run.finish(content, stop_reason, sub_calls=SUB_CALLS.get(run, 0))
 
     async def _turns(self, run: AgentRun) -> AsyncIterator[AgentEvent]:
         corrected = False

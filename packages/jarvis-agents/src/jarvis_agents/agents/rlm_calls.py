@@ -27,6 +27,7 @@ import json
 from typing import TYPE_CHECKING, Any, Dict, List
 
 from jarvis_agents.model_call import complete_text
+from jarvis_agents.run_keys import RunKey
 from jarvis_core.agents import AgentRun
 from jarvis_core.agents.run import add_usage
 from jarvis_core.errors import JarvisError
@@ -35,9 +36,14 @@ from jarvis_core.types import Message, ToolCall, new_call_id
 if TYPE_CHECKING:
     from jarvis_core.tools import ToolExecutor
 
-__all__ = ["SubCallLimitError", "SubCalls", "reporting_engine"]
+__all__ = ["SUB_CALLS", "SubCallLimitError", "SubCalls", "reporting_engine"]
 
-_CELL_CALLS, _CELL_TOKENS, _RUN_TOKENS = "cell_sub_calls", "cell_sub_tokens", "sub_tokens"
+#: Sub-model calls the run made (its result's ``metadata["sub_calls"]``).
+SUB_CALLS: RunKey[int] = RunKey("sub_calls")
+#: Sub-model calls and tokens of the current cell, and tokens of the run.
+_CELL_CALLS: RunKey[int] = RunKey("cell_sub_calls")
+_CELL_TOKENS: RunKey[int] = RunKey("cell_sub_tokens")
+_RUN_TOKENS: RunKey[int] = RunKey("sub_tokens")
 
 
 class SubCallLimitError(JarvisError):
@@ -62,30 +68,30 @@ class SubCalls:
         self.engine = reporting_engine(agent.engine, agent.bus)
         self.limit = asyncio.Semaphore(agent.max_concurrent_sub_calls)
         self.tools: ToolExecutor = agent.executor.with_run(run.run_id)
-        for key in ("sub_calls", _RUN_TOKENS):
-            run.state.setdefault(key, 0)
+        for key in (SUB_CALLS, _RUN_TOKENS):
+            key.set(run, key.get(run, 0))
         self.new_cell()
 
     def new_cell(self) -> None:
         """Start the per-cell counts afresh (the agent calls this before each cell)."""
-        self.run.state[_CELL_CALLS] = 0
-        self.run.state[_CELL_TOKENS] = 0
+        _CELL_CALLS.set(self.run, 0)
+        _CELL_TOKENS.set(self.run, 0)
 
     def _reserve(self, count: int) -> None:
         """Count ``count`` calls against the caps, or refuse them all with :class:`SubCallLimitError`."""
-        state, agent = self.run.state, self.agent
+        run, agent = self.run, self.agent
         hint = "answer with what you have (FINAL) or make fewer, larger calls"
-        for used, cap, scope in ((state[_CELL_CALLS], agent.max_sub_calls_per_cell, "cell"),
-                                 (state["sub_calls"], agent.max_sub_calls_per_run, "run")):
+        for used, cap, scope in ((_CELL_CALLS.get(run), agent.max_sub_calls_per_cell, "cell"),
+                                 (SUB_CALLS.get(run), agent.max_sub_calls_per_run, "run")):
             if used + count > cap:
                 raise SubCallLimitError(f"at most {cap} sub-model calls per {scope}: {used} made, {count} more asked; "
                                         f"{hint}")
-        for used, cap, scope in ((state[_CELL_TOKENS], agent.max_sub_tokens_per_cell, "cell"),
-                                 (state[_RUN_TOKENS], agent.max_sub_tokens_per_run, "run")):
+        for used, cap, scope in ((_CELL_TOKENS.get(run), agent.max_sub_tokens_per_cell, "cell"),
+                                 (_RUN_TOKENS.get(run), agent.max_sub_tokens_per_run, "run")):
             if used >= cap:
                 raise SubCallLimitError(f"the sub-model token budget of this {scope} is spent ({used} of {cap}); {hint}")
-        state[_CELL_CALLS] += count
-        state["sub_calls"] += count
+        for key in (_CELL_CALLS, SUB_CALLS):
+            key.set(run, key.get(run) + count)
 
     async def __call__(self, fn: str, args: Dict[str, Any]) -> Any:
         if fn == "llm_query":
@@ -109,8 +115,8 @@ class SubCalls:
             text, usage = await complete_text(self.engine, [Message.user(prompt)], model=agent.sub_model, **options)
         self.run.usage = add_usage(self.run.usage, usage)
         spent = usage.total_tokens if usage is not None else (len(prompt) + len(text)) // 4
-        self.run.state[_CELL_TOKENS] += spent
-        self.run.state[_RUN_TOKENS] += spent
+        for key in (_CELL_TOKENS, _RUN_TOKENS):
+            key.set(self.run, key.get(self.run) + spent)
         return text
 
     async def batch(self, prompts: List[str]) -> List[str]:
