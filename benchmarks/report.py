@@ -9,14 +9,18 @@ produced it and its tables (jarvis's rows beside the floors and the peers measur
 plots are PNG files next to the report (``docs/performance/``), drawn with matplotlib, a benchmark-only
 dependency (``benchmarks/requirements.txt``); without it the report is written without them and says so.
 
-``nox -s bench`` runs this last. To refresh one section: re-run that benchmark, then this script.
-``--note`` adds a line to the method section (say, that rounds were reduced).
+``nox -s bench`` runs this last. To refresh one section: re-run that benchmark, then this script. A
+benchmark with no result in the results directory keeps its section and its budget rows from the report
+being replaced, so ``nox -s bench -- concurrency server`` refreshes those two and leaves the others as they
+were (each section names the date of its run). ``--note`` adds a line to the method section (say, that
+rounds were reduced).
 """
 
 from __future__ import annotations
 
 import argparse
 import pathlib
+import re
 import sys
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -79,20 +83,59 @@ def method(docs: List[Dict[str, Any]], notes: Sequence[str]) -> List[str]:
     ]
     out += [f"- {note}" for note in notes]
     out += ["- **Reproduce:** `nox -s bench` runs every benchmark and then this report; `nox -s bench -- "
-            "concurrency` runs one (any part of a script's name), and `python benchmarks/report.py` re-renders "
-            "from the results in `benchmarks/results/`. Each section below gives the exact command.", ""]
+            "concurrency` runs one (any part of a script's name) and keeps the other sections as they were, and "
+            "`python benchmarks/report.py` re-renders from the results in `benchmarks/results/`. Each section below "
+            "gives the exact command and the date of its run.", ""]
     return out
 
 
-def budgets(docs: List[Dict[str, Any]]) -> List[str]:
-    rows = []
+def bench_titles() -> Dict[str, str]:
+    """Each benchmark's section title → its result name, as the scripts pass them to ``write_result``."""
+    found: Dict[str, str] = {}
+    for script in sorted((ROOT / "benchmarks").glob("bench_*.py")):
+        for name, title in re.findall(r'write_result\(\s*"(\w+)",\s*"([^"]+)"', script.read_text(encoding="utf-8")):
+            found[title] = name
+    return found
+
+
+class Kept:
+    """The sections and budget rows of an earlier report, by title, for the benchmarks with no fresh result."""
+
+    def __init__(self, previous: str, fresh_titles: Sequence[str]) -> None:
+        self.sections: Dict[str, List[str]] = {}
+        self.budget_rows: Dict[str, List[str]] = {}
+        generated = {"Method", "Budgets", "Plots", "Not in this report"}
+        parts = re.split(r"^(?=## )", previous, flags=re.MULTILINE)
+        for part in parts:
+            title = part[3:].split("\n", 1)[0].strip() if part.startswith("## ") else ""
+            if title and title not in generated and title not in fresh_titles:
+                self.sections[title] = [*part.rstrip("\n").split("\n"), ""]
+        for part in parts:
+            if part.startswith("## Budgets"):
+                for line in part.splitlines():
+                    link = re.match(r"\| \[([^\]]+)\]\(#", line)
+                    if link and link.group(1) in self.sections:
+                        self.budget_rows.setdefault(link.group(1), []).append(line)
+
+
+def _by_order(names: Sequence[str]) -> List[str]:
+    return sorted(names, key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
+
+
+def budgets(docs: List[Dict[str, Any]], kept: Kept, names: Dict[str, str]) -> List[str]:
+    rows: Dict[str, List[str]] = {}
     for d in docs:
+        fresh = []
         for b in d.get("budgets", []):
             verdict = {True: "met", False: "**not met**", None: "-"}[b.get("met")]
-            rows.append([f"[{d['title']}](#{_anchor(d['title'])})", b["what"], b["value"], b["budget"], verdict])
-    if not rows:
+            fresh.append([f"[{d['title']}](#{_anchor(d['title'])})", b["what"], b["value"], b["budget"], verdict])
+        rows[d["name"]] = md_table(["-"] * 5, fresh)[2:]
+    for title, lines in kept.budget_rows.items():
+        rows[names.get(title, title)] = lines
+    if not any(rows.values()):
         return []
-    return ["## Budgets", "", *md_table(["benchmark", "measure", "measured", "budget", "verdict"], rows), ""]
+    head = ["| benchmark | measure | measured | budget | verdict |", "|---|---|---|---|---|"]
+    return ["## Budgets", "", *head, *(line for n in _by_order(list(rows)) for line in rows[n]), ""]
 
 
 def _anchor(title: str) -> str:
@@ -197,15 +240,19 @@ def plots(by_name: Dict[str, Dict[str, Any]], out: pathlib.Path) -> List[str]:
     if "concurrency" in by_name:
         plot_concurrency(by_name["concurrency"], folder / "concurrency.png", plt)
         lines += [f"![Chunk rate against concurrent streams, per client]({IMAGES}/concurrency.png)", ""]
-    if plot_overhead(by_name, folder / "overhead.png", plt):
+    # Without fresh engine results the plot drawn from the last ones stays, as their sections do.
+    if plot_overhead(by_name, folder / "overhead.png", plt) or (folder / "overhead.png").exists():
         lines += [f"![Per-request and per-chunk cost of each client against its floor]({IMAGES}/overhead.png)", ""]
     return lines if len(lines) > 2 else []
 
 
 # -- the report ------------------------------------------------------------------------------------------
-def render(docs: List[Dict[str, Any]], out: pathlib.Path, notes: Sequence[str]) -> str:
+def render(docs: List[Dict[str, Any]], out: pathlib.Path, notes: Sequence[str], previous: str = "") -> str:
+    """The report; ``previous`` (the report it replaces) gives the sections of benchmarks not in ``docs``."""
     by_name = {d["name"]: d for d in docs}
     ordered = [by_name[n] for n in ORDER if n in by_name] + [d for d in docs if d["name"] not in ORDER]
+    kept = Kept(previous, [d["title"] for d in ordered])
+    names = bench_titles()
     lines = [
         "# Performance",
         "",
@@ -215,12 +262,14 @@ def render(docs: List[Dict[str, Any]], out: pathlib.Path, notes: Sequence[str]) 
         "a floor measured in the same run, with the official clients of the same servers beside jarvis's engines.",
         "",
         *method(ordered, notes),
-        *budgets(ordered),
+        *budgets(ordered, kept, names),
         *plots(by_name, out),
     ]
-    missing = [n for n in ORDER if n not in by_name]
-    for d in ordered:
-        lines += section(d)
+    bodies = {d["name"]: section(d) for d in ordered}
+    bodies.update({names.get(title, title): body for title, body in kept.sections.items()})
+    for name in _by_order(list(bodies)):
+        lines += bodies[name]
+    missing = [n for n in ORDER if n not in bodies]
     if missing:
         lines += ["## Not in this report", "", "No result yet for: " + ", ".join(f"`bench_{n}.py`" for n in missing)
                   + ".", ""]
@@ -238,7 +287,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"no results in {args.results or results_dir()}; run the benchmarks first", file=sys.stderr)
         return 1
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(render(docs, args.out, args.note), encoding="utf-8")
+    previous = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
+    args.out.write_text(render(docs, args.out, args.note, previous), encoding="utf-8")
     print(f"wrote {args.out} ({len(docs)} benchmarks)")
     return 0
 
