@@ -167,19 +167,26 @@ def test_request_urls_join_the_base_url_and_the_path_every_time():
 def test_a_cookie_the_server_sets_is_sent_back_and_responses_without_one_cost_no_cookie_work(monkeypatch):
     import http.cookiejar
 
-    from jarvis_core.engine.transport import _Cookies
-
-    with ReplayServer([Exchange("GET", "/first", json={}, headers={"set-cookie": "lb=node-7; Path=/"}),
-                       Exchange("GET", "/next", json={})]) as server:
+    seen: list = []
+    real = http.cookiejar.CookieJar.extract_cookies
+    monkeypatch.setattr(http.cookiejar.CookieJar, "extract_cookies", lambda *a: seen.append(a) or real(*a))
+    exchanges = [Exchange("GET", "/first", json={}, headers={"set-cookie": "lb=node-7; Path=/"}),
+                 Exchange("GET", "/next", json={})]
+    with ReplayServer(exchanges + exchanges) as server:
         engine = Mini(host=server.url)
-        assert isinstance(engine.client._cookies, _Cookies)  # an httpx that keeps cookies elsewhere is noticed
         engine.request_json("GET", "/first")
-        seen: list = []
-        real = http.cookiejar.CookieJar.extract_cookies
-        monkeypatch.setattr(http.cookiejar.CookieJar, "extract_cookies", lambda *a: seen.append(a) or real(*a))
+        assert len(seen) == 1  # the jar read the answer that set a cookie
         engine.request_json("GET", "/next")
         assert server.requests[-1].headers.get("cookie") == "lb=node-7"
-        assert seen == []  # the answer set no cookie: the jar was not consulted
+        assert len(seen) == 1  # the answer set no cookie: the jar was not consulted
+
+        async def twice() -> None:  # the async client, on aiohttp, alike
+            await engine.arequest_json("GET", "/first")
+            await engine.arequest_json("GET", "/next")
+            await engine.aclose()
+
+        asyncio.run(twice())
+        assert server.requests[-1].headers.get("cookie") == "lb=node-7" and len(seen) == 2
         engine.close()
 
 

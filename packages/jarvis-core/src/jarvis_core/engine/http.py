@@ -41,11 +41,12 @@ from jarvis_core.engine.pool import async_transport, pool_limits
 from jarvis_core.engine.redaction import protect_logs
 from jarvis_core.engine.streams import DEFAULT_MAX_LINE, SSEByteDecoder, _TextLines
 from jarvis_core.engine.transport import (
+    AsyncClient,
+    Client,
     environment_proxy,
     json_bytes,
     normalize_base_url,
     shared_ssl_context,
-    skip_cookieless_responses,
     translate_transport_error,
 )
 from jarvis_core.errors import (
@@ -206,14 +207,14 @@ class HTTPEngine(InferenceEngine, DeprecatedHTTPEngineMethods):
     def client(self) -> httpx.Client:
         """The engine's pooled synchronous client (created on first use)."""
         if self._client is None:
-            self._client = skip_cookieless_responses(httpx.Client(
+            self._client = Client(
                 base_url=self.base_url,
                 verify=shared_ssl_context(),
                 timeout=self._timeout(),
                 headers={**self._extra_headers, **self.auth_headers()},
                 transport=self._transport,
                 limits=self.pool_limits,
-            ))
+            )
         return self._client
 
     @property
@@ -230,14 +231,14 @@ class HTTPEngine(InferenceEngine, DeprecatedHTTPEngineMethods):
             if transport is None and (proxy is None or proxy.startswith(("http://", "https://"))):
                 transport = async_transport(self.pool_limits, shared_ssl_context(), proxy=proxy)
             # Otherwise (a SOCKS proxy, which aiohttp does not speak) httpx builds its own, as for the sync client.
-            self._aclient = skip_cookieless_responses(httpx.AsyncClient(
+            self._aclient = AsyncClient(
                 base_url=self.base_url,
                 verify=shared_ssl_context(),
                 timeout=self._timeout(),
                 headers={**self._extra_headers, **self.auth_headers()},
                 transport=transport,
                 limits=self.pool_limits,
-            ))
+            )
             self._aclient_loop = loop
         return self._aclient
 

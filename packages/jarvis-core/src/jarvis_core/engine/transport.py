@@ -5,20 +5,24 @@ error for a transport failure."""
 from __future__ import annotations
 
 import functools
+import http.cookiejar
 import json
 import re
 import ssl
 import urllib.request
 import warnings
-from typing import Any, Optional, TypeVar
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import httpx
 
 from jarvis_core.engine.http_errors import timeout_error
 from jarvis_core.errors import ConfigError, EngineConnectionError, EngineError, StreamError
 
-__all__ = ["environment_proxy", "json_bytes", "normalize_base_url", "shared_ssl_context", "skip_cookieless_responses",
+__all__ = ["AsyncClient", "Client", "environment_proxy", "json_bytes", "normalize_base_url", "shared_ssl_context",
            "translate_transport_error", "uses_environment_proxy"]
+
+#: What ``httpx.Cookies`` is built from (httpx names this type only in a private module).
+CookieSource = Union[httpx.Cookies, http.cookiejar.CookieJar, Dict[str, str], List[Tuple[str, str]], None]
 
 
 @functools.lru_cache(maxsize=1)
@@ -62,20 +66,40 @@ class _Cookies(httpx.Cookies):
             super().extract_cookies(response)
 
 
-_ClientT = TypeVar("_ClientT", httpx.Client, httpx.AsyncClient)
+class _SetCookieOnly:
+    """The ``cookies`` property of a client whose jar looks only at responses with ``Set-Cookie``.
 
-
-def skip_cookieless_responses(client: _ClientT) -> _ClientT:
-    """``client``, changed so that a response without ``Set-Cookie`` costs no cookie handling.
-
-    httpx hands every response to its cookie jar, which first rebuilds the request and the headers as
-    ``urllib`` and ``email`` objects: a sizeable share of a proxied request's cost in ``jarvis serve``,
-    though model servers rarely set a cookie. Cookies that are set are kept and sent back as before. The
-    client is left as it is if this httpx keeps its cookies elsewhere (a test notices).
+    httpx hands every response to ``client.cookies``, whose jar first rebuilds the request and the headers as
+    ``urllib`` and ``email`` objects: a sizeable share of a proxied request's cost in ``jarvis serve``, though
+    model servers rarely set a cookie. Overriding the public property (httpx reads and merges cookies through
+    it) keeps cookies that are set, and sends them back, as before.
     """
-    if isinstance(getattr(client, "_cookies", None), httpx.Cookies):
-        client._cookies = _Cookies(client.cookies)
-    return client
+
+    _set_cookie_jar: _Cookies
+
+    @property
+    def cookies(self) -> httpx.Cookies:
+        return self._set_cookie_jar
+
+    @cookies.setter
+    def cookies(self, cookies: CookieSource) -> None:
+        self._set_cookie_jar = _Cookies(cookies)
+
+
+class Client(_SetCookieOnly, httpx.Client):
+    """``httpx.Client`` with the cookie jar of :class:`_SetCookieOnly`."""
+
+    def __init__(self, *, cookies: CookieSource = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.cookies = cookies
+
+
+class AsyncClient(_SetCookieOnly, httpx.AsyncClient):
+    """``httpx.AsyncClient`` with the cookie jar of :class:`_SetCookieOnly`."""
+
+    def __init__(self, *, cookies: CookieSource = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.cookies = cookies
 
 
 def normalize_base_url(url: str, *, default_scheme: str = "http", strip_suffix: str = "") -> str:
