@@ -23,9 +23,10 @@ from __future__ import annotations
 import logging
 import random
 import time
-from typing import Any, AsyncIterator, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, AsyncIterator, Callable, Dict, Generator, List, NoReturn, Optional, Sequence, Tuple
 
 import anyio
+import attrs
 
 from jarvis_core.engine.base import InferenceEngine, ToolLike
 from jarvis_core.errors import (
@@ -81,7 +82,7 @@ class RetryingEngine(WrappedEngine):
         this one); ``None``: fallbacks are not used.
     :param bus: where retries and fallbacks are published (default :func:`default_bus`).
     :param announce: receives one line per fallback (and per retry when ``announce_retries``).
-    :param sleep: / ``jitter``: injectable for tests.
+    :param jitter: injectable for tests.
     """
 
     def __init__(
@@ -159,9 +160,11 @@ class RetryingEngine(WrappedEngine):
         if self._announce is not None:
             self._announce(message)
 
-    # -- calls ------------------------------------------------------------------------------------
-    def generate(self, messages: Sequence[MessageLike], *, model: str, temperature: Optional[float] = None,
-                 max_tokens: int = 1024, tools: Optional[Sequence[ToolLike]] = None, **options: Any) -> Completion:
+    # -- the decisions: which engine to call next, after how long ---------------------------------
+    def _tries(self, model: str) -> Generator[_Try, BaseException, NoReturn]:
+        """The tries of one call, in order: send it each try's error for the next one (retries, then each
+        fallback's tries); the last error is raised from it when no try is left. The sync and async calls
+        drive it, so both decide alike."""
         last: Optional[BaseException] = None
         plan = self._plan(model)
         for n, (key, engine, use_model, settings) in enumerate(plan):
@@ -169,49 +172,46 @@ class RetryingEngine(WrappedEngine):
                 assert last is not None
                 self._announce_fallback(plan[n - 1][0], last, key, use_model)
             started = time.monotonic()
+            delay: Optional[float] = None
             for attempt in range(settings.attempts):
-                try:
-                    return engine.generate(messages, model=use_model, temperature=temperature,
-                                           max_tokens=max_tokens, tools=tools, **options)
-                except Exception as exc:
-                    last = exc
-                    delay = self._delay(exc, attempt, settings, started, engine)
-                    if delay is None:
-                        break
-                    self._announce_retry(key, use_model, exc, attempt, settings.attempts, delay)
-                    time.sleep(delay)
+                last = yield _Try(engine, use_model, delay)
+                delay = self._delay(last, attempt, settings, started, engine)
+                if delay is None:
+                    break
+                self._announce_retry(key, use_model, last, attempt, settings.attempts, delay)
             assert last is not None
             if not can_fall_back(last):
                 raise last
         assert last is not None
         raise last
 
+    # -- calls ------------------------------------------------------------------------------------
+    def generate(self, messages: Sequence[MessageLike], *, model: str, temperature: Optional[float] = None,
+                 max_tokens: int = 1024, tools: Optional[Sequence[ToolLike]] = None, **options: Any) -> Completion:
+        tries = self._tries(model)
+        step = next(tries)
+        while True:
+            if step.delay is not None:
+                time.sleep(step.delay)
+            try:
+                return step.engine.generate(messages, model=step.model, temperature=temperature,
+                                            max_tokens=max_tokens, tools=tools, **options)
+            except Exception as exc:
+                step = tries.send(exc)
+
     async def agenerate(self, messages: Sequence[MessageLike], *, model: str, temperature: Optional[float] = None,
                         max_tokens: int = 1024, tools: Optional[Sequence[ToolLike]] = None,
                         **options: Any) -> Completion:
-        last: Optional[BaseException] = None
-        plan = self._plan(model)
-        for n, (key, engine, use_model, settings) in enumerate(plan):
-            if n:
-                assert last is not None
-                self._announce_fallback(plan[n - 1][0], last, key, use_model)
-            started = time.monotonic()
-            for attempt in range(settings.attempts):
-                try:
-                    return await engine.agenerate(messages, model=use_model, temperature=temperature,
-                                                  max_tokens=max_tokens, tools=tools, **options)
-                except Exception as exc:
-                    last = exc
-                    delay = self._delay(exc, attempt, settings, started, engine)
-                    if delay is None:
-                        break
-                    self._announce_retry(key, use_model, exc, attempt, settings.attempts, delay)
-                    await anyio.sleep(delay)
-            assert last is not None
-            if not can_fall_back(last):
-                raise last
-        assert last is not None
-        raise last
+        tries = self._tries(model)
+        step = next(tries)
+        while True:
+            if step.delay is not None:
+                await anyio.sleep(step.delay)
+            try:
+                return await step.engine.agenerate(messages, model=step.model, temperature=temperature,
+                                                   max_tokens=max_tokens, tools=tools, **options)
+            except Exception as exc:
+                step = tries.send(exc)
 
     def stream(self, messages: Sequence[MessageLike], *, model: str, temperature: Optional[float] = None,
                max_tokens: int = 1024, tools: Optional[Sequence[ToolLike]] = None, **options: Any) -> AsyncIterator[str]:
@@ -226,41 +226,28 @@ class RetryingEngine(WrappedEngine):
 
     async def _streamed(self, method: str, messages: Sequence[MessageLike], model: str,
                         kwargs: Dict[str, Any]) -> AsyncIterator[Any]:
-        last: Optional[BaseException] = None
-        plan = self._plan(model)
-        for n, (key, engine, use_model, settings) in enumerate(plan):
-            if n:
-                assert last is not None
-                self._announce_fallback(plan[n - 1][0], last, key, use_model)
-            started = time.monotonic()
-            for attempt in range(settings.attempts):
-                source = getattr(engine, method)(messages, model=use_model, **kwargs)
-                try:
-                    first = await source.__anext__()
-                except StopAsyncIteration:
-                    return
-                except Exception as exc:
-                    await _aclose(source)
-                    last = exc
-                    delay = self._delay(exc, attempt, settings, started, engine)
-                    if delay is None:
-                        break
-                    self._announce_retry(key, use_model, exc, attempt, settings.attempts, delay)
-                    await anyio.sleep(delay)
-                    continue
-                # Output has started: from here on an error is the caller's, never retried.
-                try:
-                    yield first
-                    async for item in source:
-                        yield item
-                finally:
-                    await _aclose(source)
+        tries = self._tries(model)
+        step = next(tries)
+        while True:
+            if step.delay is not None:
+                await anyio.sleep(step.delay)
+            source = getattr(step.engine, method)(messages, model=step.model, **kwargs)
+            try:
+                first = await source.__anext__()
+            except StopAsyncIteration:
                 return
-            assert last is not None
-            if not can_fall_back(last):
-                raise last
-        assert last is not None
-        raise last
+            except Exception as exc:
+                await _aclose(source)
+                step = tries.send(exc)
+                continue
+            # Output has started: from here on an error is the caller's, never retried.
+            try:
+                yield first
+                async for item in source:
+                    yield item
+            finally:
+                await _aclose(source)
+            return
 
     # -- lifetime ---------------------------------------------------------------------------------
     def close(self) -> None:
@@ -276,6 +263,15 @@ class RetryingEngine(WrappedEngine):
                 await engine.aclose()
         finally:
             await self.engine.aclose()
+
+
+@attrs.frozen
+class _Try:
+    """One try of a call: ``engine`` asked for ``model`` after waiting ``delay`` seconds (``None``: at once)."""
+
+    engine: InferenceEngine
+    model: str
+    delay: Optional[float]
 
 
 class _Lazy(WrappedEngine):
