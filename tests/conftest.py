@@ -21,9 +21,11 @@ import subprocess
 import sysconfig
 import textwrap
 import venv
-from typing import Dict, Iterable, List, Mapping, Optional
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional
 
 import pytest
+
+from jarvis_core.testing import Exchange, installed_registry
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -160,3 +162,37 @@ def plugin_project():
 def example_echo_project() -> pathlib.Path:
     """The worked example plugin shipped in the repository (``examples/jarvis-engine-echo``)."""
     return ROOT / "examples" / "jarvis-engine-echo"
+
+
+@pytest.fixture
+def real_registry(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> Iterator[Any]:
+    """Every installed plugin, as for a user (no allow or block list), and a private jarvis home."""
+    monkeypatch.setenv("JARVIS_HOME", str(tmp_path / "home"))
+    for var in ("JARVIS_CONFIG", "JARVIS_LOAD_PLUGINS"):
+        monkeypatch.delenv(var, raising=False)
+    with installed_registry(load_entrypoints=True, block=[], strict=False) as registry:
+        yield registry
+
+
+def chat_turn(text: str, *, streamed: bool = True, times: Optional[int] = 1) -> Exchange:
+    """A model's reply ``text`` to ``POST /v1/chat/completions``, as SSE chunks (``streamed``) or one JSON
+    completion, answering ``times`` requests (``None``: every one)."""
+    usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    if not streamed:
+        return Exchange("POST", "/v1/chat/completions", times=times, json={
+            "id": "c", "object": "chat.completion", "model": "m", "usage": usage,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]})
+    chunks: List[Dict[str, Any]] = [
+        {"id": "c", "object": "chat.completion.chunk", "model": "m",
+         "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": None}]},
+        {"id": "c", "object": "chat.completion.chunk", "model": "m",
+         "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage},
+    ]
+    return Exchange("POST", "/v1/chat/completions", times=times,
+                    sse=[f"data: {json.dumps(c)}" for c in chunks] + ["data: [DONE]"])
+
+
+@pytest.fixture(scope="session")
+def chat_reply():
+    """:func:`chat_turn`: ``chat_reply(text, streamed=True, times=1)`` is one model reply for a ReplayServer."""
+    return chat_turn

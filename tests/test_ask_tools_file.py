@@ -10,7 +10,7 @@ import json
 import pytest
 
 from jarvis_core.cli.main import main
-from jarvis_core.testing import Exchange, ReplayServer, installed_registry
+from jarvis_core.testing import ReplayServer
 
 pytest.importorskip("jarvis_engine_openai_compat", reason="the llamacpp engine is in jarvis-engine-openai-compat")
 pytest.importorskip("jarvis_prompts_families", reason="the provider is in jarvis-prompts-families")
@@ -22,26 +22,13 @@ SCHEMAS = [{"type": "function", "function": {
     {"name": "close_garage", "description": "Close the garage door", "parameters": {"type": "object", "properties": {}}}]
 
 
-@pytest.fixture(autouse=True)
-def real_registry(monkeypatch, tmp_path):
-    monkeypatch.setenv("JARVIS_HOME", str(tmp_path / "home"))
-    for var in ("JARVIS_CONFIG", "JARVIS_LOAD_PLUGINS"):
-        monkeypatch.delenv(var, raising=False)
-    with installed_registry(load_entrypoints=True, block=[], strict=False) as registry:
-        yield registry
+pytestmark = pytest.mark.usefixtures("real_registry")  # every installed plugin, a private jarvis home
 
 
-def _reply(text: str) -> Exchange:
-    return Exchange("POST", "/v1/chat/completions", times=1, json={
-        "id": "c", "object": "chat.completion", "model": "llama",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
-
-
-def test_tool_schemas_from_a_file_reach_the_prompt_and_calls_are_printed(capsys, tmp_path):
+def test_tool_schemas_from_a_file_reach_the_prompt_and_calls_are_printed(capsys, tmp_path, chat_reply):
     tools = tmp_path / "tools.json"
     tools.write_text(json.dumps(SCHEMAS), encoding="utf-8")
-    with ReplayServer([_reply('<function=open_garage>{"door": "left"}</function>')]) as server:
+    with ReplayServer([chat_reply('<function=open_garage>{"door": "left"}</function>', streamed=False)]) as server:
         code = main(["ask", "--engine", "llamacpp", "--host", server.url, "--model", "llama-3.1-8b-instruct",
                      "--prompt-provider", "Llama31MediumUntrained", "--tools", str(tools), "open the left garage"])
         out = capsys.readouterr()

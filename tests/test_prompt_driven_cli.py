@@ -12,47 +12,16 @@ from typing import Any, Dict, List
 import pytest
 
 from jarvis_core.cli.main import main
-from jarvis_core.testing import Exchange, ReplayServer, installed_registry
+from jarvis_core.testing import Exchange, ReplayServer
 
 pytest.importorskip("jarvis_engine_openai_compat", reason="the llamacpp engine is in jarvis-engine-openai-compat")
 pytest.importorskip("jarvis_agents", reason="the calculator tool is in jarvis-agents")
 pytest.importorskip("jarvis_prompts_qwen", reason="the provider is in jarvis-prompts-qwen")
 
+pytestmark = pytest.mark.usefixtures("real_registry")  # every installed plugin, a private jarvis home
+
 #: llama.cpp's /props for a template that renders tools (a Qwen model): tool history goes to the template as is.
 PROPS = {"chat_template_caps": {"supports_tools": True, "supports_tool_calls": True}}
-
-
-@pytest.fixture(autouse=True)
-def real_registry(monkeypatch, tmp_path):
-    """Every installed plugin, as for a user (no allow or block list), and a private jarvis home."""
-    monkeypatch.setenv("JARVIS_HOME", str(tmp_path / "home"))
-    for var in ("JARVIS_CONFIG", "JARVIS_LOAD_PLUGINS"):
-        monkeypatch.delenv(var, raising=False)
-    with installed_registry(load_entrypoints=True, block=[], strict=False) as registry:
-        yield registry
-
-
-def _sse(text: str) -> List[str]:
-    chunks: List[Dict[str, Any]] = [
-        {"id": "c", "object": "chat.completion.chunk", "model": "qwen",
-         "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": None}]},
-        {"id": "c", "object": "chat.completion.chunk", "model": "qwen",
-         "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-         "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}},
-    ]
-    return [f"data: {json.dumps(c)}" for c in chunks] + ["data: [DONE]"]
-
-
-def _completion(text: str) -> Dict[str, Any]:
-    return {"id": "c", "object": "chat.completion", "model": "qwen",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
-
-
-def _turn(text: str, streamed: bool = True) -> Exchange:
-    """One model reply, used once, in the order given."""
-    body = {"sse": _sse(text)} if streamed else {"json": _completion(text)}
-    return Exchange("POST", "/v1/chat/completions", times=1, **body)
 
 
 def _chat_bodies(server: ReplayServer) -> List[Dict[str, Any]]:
@@ -64,10 +33,11 @@ def test_the_core_registers_the_prompt_driven_agent(real_registry):
     assert reg.plugin == "core-prompts" and reg.distribution == "jarvis-core"
 
 
-def test_lazy_qwen_drives_a_tool_loop_from_the_cli(capsys):
+def test_lazy_qwen_drives_a_tool_loop_from_the_cli(capsys, chat_reply):
     fetch = '<tool_call>\n{"name": "get_tools", "arguments": {"names": ["calculator"]}}\n</tool_call>'
     use = '<tool_call>\n{"name": "calculator", "arguments": {"expression": "12*7"}}\n</tool_call>'
-    with ReplayServer([Exchange("GET", "/props", json=PROPS), _turn(fetch), _turn(use), _turn("It is 84.")]) as server:
+    replies = [Exchange("GET", "/props", json=PROPS), chat_reply(fetch), chat_reply(use), chat_reply("It is 84.")]
+    with ReplayServer(replies) as server:
         code = main(["ask", "--engine", "llamacpp", "--host", server.url, "--model", "qwen2.5-14b-instruct",
                      "--agent", "prompt_driven", "--prompt-provider", "Qwen25_14B_Untrained", "--tools", "calculator",
                      "what is 12 times 7?"])
@@ -88,11 +58,11 @@ def test_lazy_qwen_drives_a_tool_loop_from_the_cli(capsys):
     assert ran["role"] == "tool" and ran["name"] == "calculator" and ran["content"] == "84"
 
 
-def test_forced_qwen_is_asked_again_from_the_cli(capsys, tmp_path):
+def test_forced_qwen_is_asked_again_from_the_cli(capsys, tmp_path, chat_reply):
     commands = tmp_path / "commands.json"
     commands.write_text(json.dumps([{"command_name": "calculator", "allow_direct_answer": False}]), encoding="utf-8")
     use = '<tool_call>\n{"name": "calculator", "arguments": {"expression": "6*7"}}\n</tool_call>'
-    with ReplayServer([_turn("Probably 42.", streamed=False), _turn(use, streamed=False)]) as server:
+    with ReplayServer([chat_reply("Probably 42.", streamed=False), chat_reply(use, streamed=False)]) as server:
         code = main(["ask", "--engine", "llamacpp", "--host", server.url, "--model", "qwen2.5-7b-instruct",
                      "--prompt-provider", "Qwen25Compressed", "--tools", "calculator", "--commands", str(commands),
                      "6 times 7?"])
