@@ -17,12 +17,16 @@ import json
 import os
 import pathlib
 import site
+import socket
 import subprocess
+import sys
 import sysconfig
 import textwrap
+import time
 import venv
-from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
 
+import httpx
 import pytest
 
 from jarvis_core.testing import Exchange, installed_registry
@@ -196,3 +200,61 @@ def chat_turn(text: str, *, streamed: bool = True, times: Optional[int] = 1) -> 
 def chat_reply():
     """:func:`chat_turn`: ``chat_reply(text, streamed=True, times=1)`` is one model reply for a ReplayServer."""
     return chat_turn
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_healthy(proc: subprocess.Popen, url: str, *, within: float, what: str = "jarvis serve",
+                 client: Optional[httpx.Client] = None, headers: Optional[Mapping[str, str]] = None) -> None:
+    """Poll ``url/health`` (with ``client``, default a new request each time) until it answers 200; fail the
+    test when ``proc`` exits first (with the end of its stderr) or after ``within`` seconds."""
+    get = client.get if client is not None else httpx.get
+    deadline = time.monotonic() + within
+    while True:
+        if proc.poll() is not None:
+            pytest.fail(f"{what} exited ({proc.returncode}): {proc.stderr.read()[-3000:] if proc.stderr else ''}")
+        try:
+            if get(url + "/health", timeout=2, headers=headers).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what} did not become healthy within {within:g} s")
+        time.sleep(0.2)
+
+
+@pytest.fixture(scope="session")
+def wait_until_healthy():
+    """:func:`wait_healthy`, for fixtures of any scope."""
+    return wait_healthy
+
+
+@pytest.fixture
+def jarvis_serve() -> Iterator[Any]:
+    """``jarvis_serve(*args, env=..., python=sys.executable, within=60, client=None, headers=None)`` starts
+    ``jarvis serve --port P ARGS`` (stderr piped, stdout discarded), waits until ``/health`` answers 200 and
+    returns ``(proc, url)``. A process the test did not stop itself is killed afterwards."""
+    started: List[subprocess.Popen] = []
+
+    def start(*args: str, env: Mapping[str, str], python: str = sys.executable, within: float = 60,
+              client: Optional[httpx.Client] = None,
+              headers: Optional[Mapping[str, str]] = None) -> Tuple[subprocess.Popen, str]:
+        port = free_port()
+        proc = subprocess.Popen([python, "-m", "jarvis_core.cli.main", "serve", "--port", str(port), *args],
+                                env=dict(env), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        started.append(proc)
+        url = f"http://127.0.0.1:{port}"
+        wait_healthy(proc, url, within=within, client=client, headers=headers)
+        return proc, url
+
+    yield start
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stderr:
+            proc.stderr.close()

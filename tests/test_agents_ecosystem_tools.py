@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-import socket
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ from jarvis_core.testing import Exchange, ReplayServer
 
 SERVER = pathlib.Path(__file__).resolve().parents[1] / "packages" / "jarvis-mcp" / "tests" / "data" / "mcp_server.py"
 ANSWER = "2 + 3 = 5, says the MCP server"
+TOKEN = "serve-token-0123456789abcdef"
 
 
 def _tool_message(body: Any) -> List[str]:
@@ -103,31 +103,11 @@ def test_jarvis_ask_uses_an_mcp_tool(home):
         backend.stop()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def test_a_managed_agent_of_jarvis_serve_uses_an_mcp_tool(home):
+def test_a_managed_agent_of_jarvis_serve_uses_an_mcp_tool(home, jarvis_serve):
     backend = _model()
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jarvis_core.cli.main", "serve", "--port", str(port), "--engine", "openai-compat",
-         "--engine-host", backend.url + "/v1", "--model", "m"],
-        env=_env(home), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, proc.stderr.read()[-3000:] if proc.stderr else ""
-            try:
-                if httpx.get(url + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "jarvis serve did not become healthy"
-            time.sleep(0.2)
+        _proc, url = jarvis_serve("--engine", "openai-compat", "--engine-host", backend.url + "/v1", "--model", "m",
+                                  env=_env(home))
         created = httpx.post(url + "/v1/managed-agents", timeout=120, json={  # builds the tools: starts the MCP server
             "name": "mcp", "agent_type": "orchestrator", "config": {"tools": ["add"]}})
         assert created.status_code == 201, created.text
@@ -150,10 +130,6 @@ def test_a_managed_agent_of_jarvis_serve_uses_an_mcp_tool(home):
         assert ANSWER in [m.get("content") for m in messages], messages
         assert any(_tool_message(r.json) == ["5"] for r in backend.requests)
     finally:
-        proc.kill()
-        proc.wait()
-        if proc.stderr:
-            proc.stderr.close()
         backend.stop()
 
 
@@ -185,40 +161,22 @@ def test_the_seed_example_with_calculator_and_web_search(tmp_path):
         search.stop()
 
 
-async def test_jarvis_serve_offers_jarvis_tools_over_mcp_http_with_its_token(tmp_path):
+async def test_jarvis_serve_offers_jarvis_tools_over_mcp_http_with_its_token(tmp_path, jarvis_serve):
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
     (tmp_path / "config.toml").write_text('[mcp]\nserve = ["calculator", "think"]\n', encoding="utf-8")
     backend = _model()
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jarvis_core.cli.main", "serve", "--port", str(port), "--engine", "openai-compat",
-         "--engine-host", backend.url + "/v1", "--model", "m", "--token", "serve-token-0123456789abcdef"],
-        env=_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, proc.stderr.read()[-3000:] if proc.stderr else ""
-            try:
-                if httpx.get(url + "/health", timeout=1, headers={"Authorization": "Bearer serve-token-0123456789abcdef"}).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "jarvis serve did not become healthy"
-            time.sleep(0.2)
+        _proc, url = jarvis_serve("--engine", "openai-compat", "--engine-host", backend.url + "/v1", "--model", "m",
+                                  "--token", TOKEN, env=_env(tmp_path), headers={"Authorization": f"Bearer {TOKEN}"})
         assert httpx.post(url + "/mcp", json={}, timeout=10).status_code == 401  # the server's token guards /mcp
-        http = httpx2.AsyncClient(headers={"Authorization": "Bearer serve-token-0123456789abcdef"})
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"})
         async with Client(streamable_http_client(url + "/mcp", http_client=http), mode="legacy") as client:
             names = sorted(t.name for t in (await client.list_tools()).tools)
             assert names == ["calculator", "think"]
             result = await client.call_tool("calculator", {"expression": "6 * 7"})
             assert (result.is_error, result.content[0].text) == (False, "42")
     finally:
-        proc.kill()
-        proc.wait()
-        if proc.stderr:
-            proc.stderr.close()
         backend.stop()

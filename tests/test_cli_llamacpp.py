@@ -7,12 +7,9 @@ from __future__ import annotations
 import importlib.util
 import os
 import pathlib
-import socket
 import subprocess
 import sys
-import time
 
-import httpx
 import pytest
 
 pytestmark = [pytest.mark.llamacpp, pytest.mark.slow]
@@ -30,34 +27,19 @@ def _gguf() -> pathlib.Path:
     return path
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def llama_url():
+def llama_url(wait_until_healthy):
     pytest.importorskip("xllamacpp", reason="the real llama.cpp server needs xllamacpp")
     pytest.importorskip("jarvis_engine_openai_compat", reason="needs the llamacpp engine plugin")
-    port = _free_port()
+    from jarvis_engine_openai_compat.server.launch import free_port
+
+    port = free_port()
     cmd = [sys.executable, "-m", "jarvis_engine_openai_compat.server.host", "-m", str(_gguf()),
            "--port", str(port), "-np", "2", "-c", "4096", "-t", "2", "--jinja"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"llama.cpp server exited ({proc.returncode}): {proc.stderr.read()[-2000:]}")
-            try:
-                if httpx.get(url + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("llama.cpp server did not become healthy within 120 s")
-            time.sleep(0.2)
+        wait_until_healthy(proc, url, within=120, what="llama.cpp server")
         yield url
     finally:
         proc.terminate()

@@ -6,9 +6,6 @@ exact message asserted. Each test selects the plugins it exercises with ``JARVIS
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import time
 
 import httpx
 import pytest
@@ -343,36 +340,11 @@ def test_a_config_schema_that_is_not_attrs_is_isolated_like_any_broken_plugin(co
             "; [acmeconf] is used unchecked")]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
-def served(contract_venv):
-    port = _free_port()
-    proc = subprocess.Popen(
-        [str(contract_venv.python), "-m", "jarvis_core.cli.main", "serve", "--engine", "echo", "--agent", "crashes",
-         "--port", str(port)],
-        env=contract_venv.env({"JARVIS_LOAD_PLUGINS": f"{CORE},badagents,server"}),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            try:
-                if httpx.get(url + "/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "jarvis serve did not become healthy within 60 s"
-            time.sleep(0.2)
-        yield url, proc
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+def served(contract_venv, jarvis_serve):
+    proc, url = jarvis_serve("--engine", "echo", "--agent", "crashes", python=str(contract_venv.python),
+                             env=contract_venv.env({"JARVIS_LOAD_PLUGINS": f"{CORE},badagents,server"}))
+    return url, proc
 
 
 SERVED = (f"agent 'crashes' {BADAGENTS} failed while running (RuntimeError; see the server log); {FIX}")

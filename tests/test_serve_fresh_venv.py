@@ -8,13 +8,10 @@ from __future__ import annotations
 import os
 import pathlib
 import signal
-import socket
 import subprocess
 import sys
-import time
 import venv
 
-import httpx
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -27,12 +24,6 @@ def _run(cmd: list, env: dict, timeout: float = 900) -> subprocess.CompletedProc
     run = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env, timeout=timeout)
     assert run.returncode == 0, f"{' '.join(map(str, cmd))} failed ({run.returncode}):\n{run.stdout}\n{run.stderr}"
     return run
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -56,26 +47,13 @@ def fresh_venv(tmp_path_factory):
     return python, env
 
 
-def test_serve_answers_an_openai_client_on_the_embedded_default(fresh_venv):
+def test_serve_answers_an_openai_client_on_the_embedded_default(fresh_venv, jarvis_serve):
     openai = pytest.importorskip("openai")
     python, env = fresh_venv
     probe = _run([python, "-c", "import importlib.util as u; print(u.find_spec('openai'), u.find_spec('jarvis_engine_ollama'))"], env)
     assert probe.stdout.split() == ["None", "None"]  # isolated from the dev environment
-    port = _free_port()
-    proc = subprocess.Popen([python, "-m", "jarvis_core.cli.main", "serve", "--port", str(port)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}"
+    proc, url = jarvis_serve(python=str(python), env=env, within=300)
     try:
-        deadline = time.monotonic() + 300
-        while True:
-            assert proc.poll() is None, f"jarvis serve exited ({proc.returncode}): {proc.stderr.read()[-3000:]}"
-            try:
-                if httpx.get(url + "/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "jarvis serve did not become healthy within 300 s"
-            time.sleep(0.5)
         client = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
         models = [m.id for m in client.models.list().data]
         assert models

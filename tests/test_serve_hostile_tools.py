@@ -10,9 +10,6 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-import socket
-import subprocess
-import sys
 import time
 from typing import Any, Dict, Iterator, List, Tuple
 
@@ -22,12 +19,6 @@ import pytest
 from jarvis_core.testing import Exchange, ReplayServer
 
 HEALTH_BOUND_S = 0.5
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _has_tool_result(body: Any) -> bool:
@@ -53,10 +44,8 @@ def _model(calls: List[Tuple[str, Dict[str, Any]]]) -> List[Exchange]:
 
 
 class Serve:
-    def __init__(self, proc: subprocess.Popen, url: str, home: pathlib.Path) -> None:
-        self.proc, self.url, self.home = proc, url, home
-        # one client for the polls: a new one per poll would time building its SSL context, not the server
-        self.poller = httpx.Client(timeout=HEALTH_BOUND_S)
+    def __init__(self, url: str, home: pathlib.Path, poller: httpx.Client) -> None:
+        self.url, self.home, self.poller = url, home, poller
 
     def health_s(self) -> float:
         """Seconds ``/health`` took to answer 200 (failing the test past the bound)."""
@@ -70,42 +59,28 @@ class Serve:
 
 
 @pytest.fixture
-def serve(tmp_path) -> Iterator[Any]:
-    started: List[Tuple[Serve, ReplayServer]] = []
+def serve(tmp_path, jarvis_serve) -> Iterator[Any]:
+    made: List[Tuple[httpx.Client, ReplayServer]] = []
 
     def start(calls: List[Tuple[str, Dict[str, Any]]], config: str = "") -> Tuple[Serve, ReplayServer]:
         backend = ReplayServer(_model(calls)).start()
+        # one client for the polls: a new one per poll would time building its SSL context, not the server
+        poller = httpx.Client(timeout=HEALTH_BOUND_S)
+        made.append((poller, backend))
         home = tmp_path / "home"
         home.mkdir()
         # The mode is the server's to set ([server] agent_options leaves it out): native calls, as the stand-in scripts.
         (home / "config.toml").write_text('[agents.orchestrator]\nmode = "function_calling"\n' + config, encoding="utf-8")
         env = {k: v for k, v in os.environ.items() if not k.startswith(("JARVIS_", "OPENAI_", "OLLAMA_"))}
         env.update({"JARVIS_HOME": str(home), "PYTHONIOENCODING": "utf-8"})
-        port = _free_port()
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "jarvis_core.cli.main", "serve", "--port", str(port), "--engine", "openai-compat",
-             "--engine-host", backend.url + "/v1", "--model", "m"],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        server = Serve(proc, f"http://127.0.0.1:{port}", home)
-        started.append((server, backend))
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, f"jarvis serve exited ({proc.returncode}): {proc.stderr.read()[-3000:] if proc.stderr else ''}"
-            try:
-                if server.poller.get(server.url + "/health", timeout=1).status_code == 200:  # warms its connection
-                    return server, backend
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "jarvis serve did not become healthy within 60 s"
-            time.sleep(0.2)
+        # waited for with the poller, so its connection is open before the test times anything
+        _proc, url = jarvis_serve("--engine", "openai-compat", "--engine-host", backend.url + "/v1", "--model", "m",
+                                 env=env, client=poller)
+        return Serve(url, home, poller), backend
 
     yield start
-    for server, backend in started:
-        server.proc.kill()
-        server.proc.wait()
-        if server.proc.stderr:
-            server.proc.stderr.close()
-        server.poller.close()
+    for poller, backend in made:
+        poller.close()
         backend.stop()
 
 

@@ -7,10 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
-import subprocess
-import sys
-import time
 
 import httpx
 import openai
@@ -24,13 +20,7 @@ REPLY = {"id": "c", "object": "chat.completion", "model": "m", "usage": {"prompt
          "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Paris"}}]}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def test_serve_retries_a_429_and_counts_it_in_metrics(tmp_path):
+def test_serve_retries_a_429_and_counts_it_in_metrics(tmp_path, jarvis_serve):
     backend = [Exchange("POST", CHAT, status=429, headers={"retry-after": "1"}, times=1,
                         json={"error": {"message": "slow down"}}),
                Exchange("POST", CHAT, json=REPLY),
@@ -38,24 +28,10 @@ def test_serve_retries_a_429_and_counts_it_in_metrics(tmp_path):
                Exchange("GET", "/health", json={})]
     env = {k: v for k, v in os.environ.items() if not k.startswith("JARVIS_") and not k.endswith("_HOST")}
     env.update(JARVIS_HOME=str(tmp_path), JARVIS_NO_LOG="1")
-    port = _free_port()
     with ReplayServer(backend) as server:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "jarvis_core.cli.main", "serve", "--port", str(port), "--engine", "vllm",
-             "--engine-host", server.url, "--model", "m", "--no-agents"],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        url = f"http://127.0.0.1:{port}"
+        proc, url = jarvis_serve("--engine", "vllm", "--engine-host", server.url, "--model", "m", "--no-agents",
+                                 env=env, within=120)
         try:
-            deadline = time.monotonic() + 120
-            while True:
-                assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-                try:
-                    if httpx.get(url + "/health", timeout=2).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                assert time.monotonic() < deadline, "jarvis serve did not start"
-                time.sleep(0.3)
             client = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
             answer = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "capital?"}])
             assert answer.choices[0].message.content == "Paris"
