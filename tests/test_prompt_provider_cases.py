@@ -4,25 +4,16 @@ jarvis-prompts-families, found by name through the registry as a user would."""
 
 from __future__ import annotations
 
-import json
 import pathlib
 
 import pytest
 
-from jarvis_core.plugins.registry import reset_registry
 from jarvis_core.prompts import get_provider
+from jarvis_core.testing import check_prompt_case, load_prompt_cases, prompt_case_id
 
-CASES = json.loads((pathlib.Path(__file__).parent / "data" / "prompt_provider_cases.json").read_text(encoding="utf-8"))
+CASES = load_prompt_cases(pathlib.Path(__file__).parent / "data" / "prompt_provider_cases.json")
 
-
-@pytest.fixture(autouse=True)
-def fresh_registry(monkeypatch, tmp_path):
-    monkeypatch.setenv("JARVIS_HOME", str(tmp_path))
-    for var in ("JARVIS_LOAD_PLUGINS", "JARVIS_DISABLE_PLUGINS", "JARVIS_CONFIG"):
-        monkeypatch.delenv(var, raising=False)
-    reset_registry()
-    yield
-    reset_registry()
+pytestmark = pytest.mark.usefixtures("real_registry")  # every installed plugin, a private jarvis home
 
 
 def test_the_file_covers_five_families():
@@ -31,7 +22,6 @@ def test_the_file_covers_five_families():
     assert families == {"qwen", "hermes", "llama", "mistral", "gemma"}
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"{c['provider']}: {c['note'][:40]}" for c in CASES])
+@pytest.mark.parametrize("case", CASES, ids=prompt_case_id)
 def test_recorded_case(case):
-    out = get_provider(case["provider"]).parse_response(case["raw"])
-    assert (None if out is None else json.loads(out)) == case["expected_jarvis_json"]
+    check_prompt_case(case)

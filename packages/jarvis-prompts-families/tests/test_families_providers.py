@@ -10,7 +10,7 @@ import pytest
 from jarvis_core import Jarvis
 from jarvis_core.prompts import PromptProvider, get_provider
 from jarvis_core.prompts.blocks import DATE_KEYS
-from jarvis_core.testing import FakeEngine
+from jarvis_core.testing import FakeEngine, check_default_provider
 from jarvis_core.types import Role
 from jarvis_prompts_families.plugin import MODEL_RULES, PROVIDERS
 
@@ -175,14 +175,7 @@ def test_llama33_suffix_reaches_the_user_turn():
     ("google/gemma-4-31b-it", "Gemma4_31B_Untrained"),
 ])
 def test_backend_default_rules_by_model_id(model, provider):
-    from jarvis_core.defaults.resolver import resolve
-    from jarvis_core.testing import registry_with
-
-    registry = registry_with(load_entrypoints=True, allow=["core-defaults", "core-parsers", "prompts-families"])
-    resolved = resolve(model, registry=registry)
-    assert resolved.extras.get("prompt_provider") == provider
-    if provider is not None:
-        assert resolved.provenance["extras.prompt_provider"].distribution == "jarvis-prompts-families"
+    check_default_provider(model, provider, plugin="prompts-families", distribution="jarvis-prompts-families")
 
 
 def test_every_rule_names_a_registered_provider():

@@ -11,7 +11,7 @@ from jarvis_core import Jarvis
 from jarvis_core.prompts import JarvisReply, PromptDrivenAgent, PromptProvider, PromptSession, get_provider
 from jarvis_core.prompts.blocks import DATE_KEYS
 from jarvis_core.prompts.session import TOOL_CALL_REQUIRED
-from jarvis_core.testing import FakeEngine
+from jarvis_core.testing import FakeEngine, check_default_provider
 from jarvis_core.types import Completion, Role, ToolCall
 from jarvis_prompts_qwen.plugin import MODEL_RULES, PROVIDERS
 
@@ -284,13 +284,6 @@ def test_an_agent_on_the_lazy_qwen_provider_runs_the_fetched_tool():
     ("unsloth/Qwen3.5-9B-GGUF", "Qwen3_5_9B_Compressed"),
 ])
 def test_backend_default_rules_by_model_id(model, provider):
-    from jarvis_core.defaults.resolver import resolve
-    from jarvis_core.testing import registry_with
-
-    registry = registry_with(load_entrypoints=True, allow=["core-defaults", "core-parsers", "prompts-qwen"])
-    resolved = resolve(model, registry=registry)
-    assert resolved.extras.get("prompt_provider") == provider
-    if provider is not None:
-        assert resolved.provenance["extras.prompt_provider"].distribution == "jarvis-prompts-qwen"
+    resolved = check_default_provider(model, provider, plugin="prompts-qwen", distribution="jarvis-prompts-qwen")
     if "coder" in model.lower() and model.lower().startswith(("qwen/qwen3", "qwen3")):
         assert resolved.tool_parser == "qwen3_xml"  # the format the Qwen 3 providers do not read

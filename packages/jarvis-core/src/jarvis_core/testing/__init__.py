@@ -14,6 +14,9 @@ imports pytest at import time, except :mod:`jarvis_core.testing.pytest_plugin` (
 - :class:`EngineConformance`: the checks every engine plugin runs against its own engine; the scenario
   constants (:data:`PROMPT`, :data:`TOOL_PROMPT`, :data:`WEATHER_TOOL`, :data:`SECRET`) and
   :class:`LiveServer` for pointing it at a real server.
+- :func:`load_prompt_cases` / :func:`check_prompt_case` / :func:`parse_reply` / :func:`prompt_case_id`:
+  recorded replies each prompt provider must read as recorded; :func:`check_default_provider`: the
+  backend-default rule that names a provider for a model.
 - :func:`store_conformance`: the checks every :class:`~jarvis_core.stores.SessionStore` /
   :class:`~jarvis_core.stores.StateStore` implementation passes (the core's SQLite store and a server's).
 
@@ -55,6 +58,11 @@ _LAZY = {
     "source_plugin": "jarvis_core.testing.source_checkout",
     "source_registry": "jarvis_core.testing.source_checkout",
     "store_conformance": "jarvis_core.testing.store_conformance",
+    "check_default_provider": "jarvis_core.testing.prompt_cases",
+    "check_prompt_case": "jarvis_core.testing.prompt_cases",
+    "load_prompt_cases": "jarvis_core.testing.prompt_cases",
+    "parse_reply": "jarvis_core.testing.prompt_cases",
+    "prompt_case_id": "jarvis_core.testing.prompt_cases",
 }
 
 __all__ = [
@@ -74,11 +82,16 @@ __all__ = [
     "ReplayServer",
     "UNMATCHED_STATUS",
     "body_matches",
+    "check_default_provider",
+    "check_prompt_case",
     "closed_port_url",
     "exchange_from_transcript",
     "exchanges_from_transcripts",
     "installed_registry",
+    "load_prompt_cases",
     "load_transcripts",
+    "parse_reply",
+    "prompt_case_id",
     "registry_with",
     "run_engine_conformance",
     "simple_plugin",
@@ -106,6 +119,13 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from jarvis_core.testing.fake_engine import EngineCall, FakeEngine
     from jarvis_core.testing.plugins import installed_registry, registry_with, simple_plugin
+    from jarvis_core.testing.prompt_cases import (
+        check_default_provider,
+        check_prompt_case,
+        load_prompt_cases,
+        parse_reply,
+        prompt_case_id,
+    )
     from jarvis_core.testing.recording_bus import RecordingBus
     from jarvis_core.testing.replay import UNMATCHED_STATUS, Exchange, RecordedRequest, ReplayServer, body_matches
     from jarvis_core.testing.source_checkout import source_plugin, source_registry

@@ -1,0 +1,63 @@
+"""Checks for prompt-provider plugins: recorded replies read by ``parse_response``, and the backend-default
+rules that name a provider.
+
+A case file is a JSON list of cases ``{"provider", "note", "raw", "expected_jarvis_json"}``: the provider's
+registered name, what the case shows, a model's reply as it came, and what ``parse_response`` gives for it,
+decoded (``null``: the reply passes through as it is). Run each case with::
+
+    CASES = load_prompt_cases(pathlib.Path(__file__).parent / "data" / "prompt_provider_cases.json")
+
+    @pytest.mark.parametrize("case", CASES, ids=prompt_case_id)
+    def test_recorded_case(case):
+        check_prompt_case(case)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, List, Mapping, Optional, Union
+
+from jarvis_core.defaults.resolver import Resolved, resolve
+from jarvis_core.prompts import get_provider
+from jarvis_core.testing.plugins import registry_with
+
+__all__ = ["check_default_provider", "check_prompt_case", "load_prompt_cases", "parse_reply", "prompt_case_id"]
+
+
+def load_prompt_cases(path: Union[str, os.PathLike[str]]) -> List[Dict[str, Any]]:
+    """Read a case file (a JSON list of cases)."""
+    with open(path, encoding="utf-8") as fh:
+        cases = json.load(fh)
+    if not isinstance(cases, list):
+        raise ValueError(f"{path}: expected a JSON list of cases, got {type(cases).__name__}")
+    return cases
+
+
+def prompt_case_id(case: Mapping[str, Any]) -> str:
+    """A test id for ``case``: its provider and the start of its note."""
+    return f"{case['provider']}: {case['note'][:40]}"
+
+
+def parse_reply(provider: str, raw: str) -> Any:
+    """What the provider named ``provider`` reads from the reply ``raw``, decoded from its JSON; ``None`` where
+    the reply passes through as it is."""
+    out = get_provider(provider).parse_response(raw)
+    return None if out is None else json.loads(out)
+
+
+def check_prompt_case(case: Mapping[str, Any]) -> None:
+    """Assert that ``case``'s provider reads its reply as recorded."""
+    read = parse_reply(case["provider"], case["raw"])
+    assert read == case["expected_jarvis_json"], f"{prompt_case_id(case)}: read {read!r}"
+
+
+def check_default_provider(model: str, provider: Optional[str], *, plugin: str, distribution: str) -> Resolved:
+    """Assert that the backend defaults of the core and ``plugin`` (an entry-point name) choose ``provider``
+    for ``model`` (``None``: none), from ``distribution``'s rules; the resolution, for further checks."""
+    registry = registry_with(load_entrypoints=True, allow=["core-defaults", "core-parsers", plugin])
+    resolved = resolve(model, registry=registry)
+    assert resolved.extras.get("prompt_provider") == provider, (model, resolved.extras)
+    if provider is not None:
+        assert resolved.provenance["extras.prompt_provider"].distribution == distribution
+    return resolved
