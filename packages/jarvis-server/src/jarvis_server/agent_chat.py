@@ -26,6 +26,7 @@ from jarvis_server.chat_request import ChatRequest
 from jarvis_server.chat_wire import ChunkWriter, completion_object
 from jarvis_server.event_stream import EventStreamResponse
 from jarvis_server.openai_errors import RequestError, sse_error
+from jarvis_server.responses import SSE_HEADERS, error_response, json_response
 from jarvis_server.state import ServerState
 from jarvis_server.withheld import agent_failure
 
@@ -50,7 +51,6 @@ def _finish(stop_reason: str) -> str:
 async def agent_completion(state: ServerState, req: ChatRequest, key: str) -> Response:
     """Answer ``req`` through the agent ``key``."""
     from jarvis_core.agents.events import RunFinished, TextDelta
-    from jarvis_server.openai_routes import SSE_HEADERS, error_response, json_response
 
     try:
         if req.tools:

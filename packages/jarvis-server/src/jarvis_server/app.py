@@ -1,4 +1,5 @@
-"""Building the ASGI application: routes, state, and the security layer wrapped around all of it.
+"""Building the ASGI application: the routes composed (the OpenAI routes, the managed-agents routes when
+there is a service, mounted apps), the state they share, and the security layer wrapped around all of it.
 
 :func:`create_app` returns the :class:`~jarvis_server.security.SecurityLayer` wrapping the Starlette app, so
 nothing reaches a route without passing the ``Host`` allow-list and (with a token) authentication. At startup
@@ -15,15 +16,17 @@ from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Route
 
 from jarvis_core.errors import ConfigError
-from jarvis_server import embeddings_route, openai_routes
-from jarvis_server.body_limit import BodyLimit
+from jarvis_server import openai_routes
+from jarvis_server.managed.routes import managed_routes
 from jarvis_server.mounts import ServerMount, lifespans, server_mounts
+from jarvis_server.request_body import BodyLimit
 from jarvis_server.security import SecurityLayer
 from jarvis_server.settings import ServerSettings
 from jarvis_server.state import ServerState
 
 if TYPE_CHECKING:
     from jarvis_core.engine.base import InferenceEngine
+    from jarvis_server.managed.service import ManagedAgents
 
 __all__ = ["create_app", "verify_front_door"]
 
@@ -32,11 +35,11 @@ def _routes(state: ServerState, mounts: List[ServerMount]) -> List[BaseRoute]:
     routes: List[BaseRoute] = [
         Route("/v1/chat/completions", openai_routes.chat_completions, methods=["POST"]),
         Route("/v1/models", openai_routes.list_models, methods=["GET"]),
-        Route("/v1/embeddings", embeddings_route.embeddings, methods=["POST"]),
+        Route("/v1/embeddings", openai_routes.embeddings, methods=["POST"]),
         Route("/health", openai_routes.health, methods=["GET"]),
     ]
     if state.managed is not None:
-        routes.extend(state.managed.routes())
+        routes.extend(managed_routes())
     # An ASGI app as the endpoint: it gets the scope with its own path (no Mount: no slash redirect).
     routes.extend(Route(m.path, m.app) for m in mounts)
     return routes
@@ -81,7 +84,7 @@ def create_app(
     allowed_hosts: FrozenSet[str] = frozenset({"127.0.0.1", "localhost", "::1"}),
     default_max_tokens: int = 1024,
     threads: int = 64,
-    managed: Optional[Any] = None,
+    managed: Optional[ManagedAgents] = None,
     agent: Optional[str] = None,
     config: Optional[Any] = None,
     settings: Optional[ServerSettings] = None,

@@ -10,9 +10,12 @@ import anyio.to_thread
 from jarvis_server.settings import ServerSettings
 
 if TYPE_CHECKING:
-    from jarvis_core.engine.base import InferenceEngine
+    from starlette.requests import Request
 
-__all__ = ["ServerState"]
+    from jarvis_core.engine.base import InferenceEngine
+    from jarvis_server.managed.service import ManagedAgents
+
+__all__ = ["ServerState", "server_state"]
 
 
 class ServerState:
@@ -38,7 +41,7 @@ class ServerState:
         model: str,
         default_max_tokens: int = 1024,
         threads: int = 64,
-        managed: Optional[Any] = None,
+        managed: Optional[ManagedAgents] = None,
         agent: Optional[str] = None,
         config: Optional[Any] = None,
         settings: Optional[ServerSettings] = None,
@@ -65,3 +68,9 @@ class ServerState:
 
     def __repr__(self) -> str:
         return f"ServerState({self.engine_key!r}, model={self.model!r})"
+
+
+def server_state(request: Request) -> ServerState:
+    """The state of the application ``request`` reached."""
+    state: ServerState = request.app.state.jarvis
+    return state

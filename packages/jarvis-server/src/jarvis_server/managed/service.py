@@ -19,14 +19,19 @@ An agent class that keeps memory between runs (``accepts_stores``, the core's co
 id as operator id, so its session and state live in ``agents.db``; it loads its history itself, so a run gives
 it no context of earlier messages. ``operator_id``, ``sessions``, ``state`` and ``db`` are then the server's
 to set, and a config naming them is a 400.
+
+The routes (:mod:`.routes`) read requests through :mod:`.wire` and call the operations here; a refusal is a
+:class:`~jarvis_server.openai_errors.RequestError` carrying its status (404 for an unknown agent or run, 409
+for an agent in the wrong state).
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import pathlib
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Set
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Set, Tuple
 
 import anyio.to_thread
 
@@ -34,12 +39,11 @@ from jarvis_core.types import AgentContext, Message
 from jarvis_server.managed.memory import ServerSessionStore, ServerStateStore
 from jarvis_server.managed.runner import RunTask, off_the_loop, run_error
 from jarvis_server.managed.store import Store
+from jarvis_server.managed.wire import AgentPatch, MessagePage, NewAgent
 from jarvis_server.openai_errors import RequestError
 from jarvis_server.settings import ServerSettings
 
 if TYPE_CHECKING:
-    from starlette.routing import BaseRoute
-
     from jarvis_core.engine.base import InferenceEngine
 
 __all__ = ["ManagedAgents", "open_service"]
@@ -50,6 +54,8 @@ OWN_KEYS = ("tools", "approved_tools", "model")
 STORE_KEYS = ("operator_id", "sessions", "state", "db")
 #: The operator id an agent is built with when its config is checked before it has an id of its own.
 UNSAVED_ID = "unsaved-agent"
+#: Seconds :meth:`ManagedAgents.cancel_run` waits for the run to record itself as cancelled.
+CANCEL_WAIT = 5.0
 
 
 def _str_list(config: Mapping[str, Any], key: str) -> List[str]:
@@ -66,8 +72,13 @@ def _approver(approved: Set[str]) -> Any:
     return approve
 
 
+def _not_found(agent_id: str) -> RequestError:
+    return RequestError(f"no managed agent {agent_id!r}", status=404, param="id", code="agent_not_found")
+
+
 class ManagedAgents:
-    """Managed agents over one engine and one store. ``routes()`` are mounted by :func:`~jarvis_server.app.create_app`."""
+    """Managed agents over one engine and one store (at ``app.state.jarvis.managed``, where the routes of
+    :mod:`.routes` find it)."""
 
     def __init__(self, store: Store, engine: InferenceEngine, *, model: str, config: Any = None,
                  registry: Any = None, settings: Optional[ServerSettings] = None) -> None:
@@ -78,12 +89,6 @@ class ManagedAgents:
         self.config = config
         self.registry = registry
         self.runs: Dict[str, RunTask] = {}
-
-    def routes(self) -> List[BaseRoute]:
-        """The ``/v1/managed-agents`` routes."""
-        from jarvis_server.managed.routes import managed_routes
-
-        return managed_routes(self)
 
     async def start(self) -> None:
         """At startup: recover what a previous process left running."""
@@ -182,6 +187,103 @@ class ManagedAgents:
             if isinstance(exc, UnknownNameError):
                 param = "agent_type" if exc.kind == "agent" else "config.tools"
             raise RequestError(f"invalid agent: {exc}", param=param, code="invalid_agent") from None
+
+    # -- the API's operations -------------------------------------------------------------------------
+    async def get_agent(self, agent_id: str) -> Dict[str, Any]:
+        """The agent ``agent_id``'s row, archived or not; 404 when there is none."""
+        row = await self.store.call(self.store.get_agent, agent_id)
+        if row is None:
+            raise _not_found(agent_id)
+        return row
+
+    async def live_agent(self, agent_id: str) -> Dict[str, Any]:
+        """The agent ``agent_id``'s row; 404 when there is none, 409 when it is archived."""
+        row = await self.get_agent(agent_id)
+        if row["status"] == "archived":
+            raise RequestError(f"managed agent {agent_id!r} is archived", status=409, code="agent_archived")
+        return row
+
+    async def list_agents(self) -> List[Dict[str, Any]]:
+        """The rows of the agents not archived."""
+        return await self.store.call(self.store.list_agents)
+
+    async def create_agent(self, new: NewAgent) -> Dict[str, Any]:
+        """Check ``new`` (:meth:`check`) and store it: its row."""
+        await self.check(new.agent_type, new.config)
+        return await self.store.call(self.store.create_agent, new.name, new.agent_type, new.config)
+
+    async def update_agent(self, agent_id: str, patch: AgentPatch) -> Dict[str, Any]:
+        """Apply ``patch`` to a live agent, its type and merged config checked again: the updated row."""
+        row = await self.live_agent(agent_id)
+        agent_type = patch.agent_type or row["agent_type"]
+        config = patch.merged(json.loads(row["config_json"]))
+        await self.check(agent_type, config)
+        updated = await self.store.call(self.store.update_agent, agent_id, name=patch.name, agent_type=agent_type,
+                                        config=config)
+        if updated is None:
+            raise _not_found(agent_id)
+        return updated
+
+    async def archive_agent(self, agent_id: str) -> None:
+        """Archive the agent; 404 when there is none."""
+        if not await self.store.call(self.store.archive_agent, agent_id):
+            raise _not_found(agent_id)
+
+    async def run_pending(self, agent_id: str) -> Tuple[str, int]:
+        """Start a run answering the agent's pending messages: its id and how many it answers. 409 when the
+        agent is running or archived (decided atomically) or nothing is pending."""
+        outcome, run_id, pending = await self.store.call(self.store.claim_agent, agent_id)
+        if outcome == "missing":
+            raise _not_found(agent_id)
+        if outcome == "nothing_pending":
+            raise RequestError(f"managed agent {agent_id!r} has no pending messages to answer (a streamed "
+                               "message is answered by its own stream)", status=409, code="nothing_pending")
+        if outcome != "ok" or run_id is None:
+            raise RequestError(f"managed agent {agent_id!r} is {outcome}", status=409, code=f"agent_{outcome}")
+        row = await self.get_agent(agent_id)
+        text = "\n\n".join(m["content"] for m in pending)
+        before = pending[0]["seq"] if pending else 2**62
+        await self.launch(row, run_id=run_id, input=text, delivered=[m["id"] for m in pending], before=before,
+                          release=True, stream=False)
+        return run_id, len(pending)
+
+    async def get_run(self, agent_id: str, run_id: str) -> Dict[str, Any]:
+        """The run's row; 404 when the agent has no such run."""
+        row = await self.store.call(self.store.get_run, agent_id, run_id)
+        if row is None:
+            raise RequestError(f"no run {run_id!r} of managed agent {agent_id!r}", status=404, code="run_not_found")
+        return row
+
+    async def cancel_run(self, agent_id: str, run_id: str) -> Dict[str, Any]:
+        """Cancel a running run (streamed or not) and wait up to :data:`CANCEL_WAIT` seconds for it to record
+        itself as cancelled: its row. 409 when it is not running."""
+        row = await self.get_run(agent_id, run_id)
+        running = self.runs.get(run_id)
+        if running is None or running.task is None or running.task.done():
+            raise RequestError(f"run {run_id!r} is not running (it is {row['status']})", status=409,
+                               code="run_not_running")
+        running.cancel()
+        await asyncio.wait({running.task}, timeout=CANCEL_WAIT)
+        after: Any = await self.store.call(self.store.get_run, agent_id, run_id)
+        return after or row
+
+    async def messages(self, agent_id: str, page: MessagePage) -> List[Dict[str, Any]]:
+        """The agent's messages after ``page.after``, at most ``page.limit``; 404 when there is no agent."""
+        await self.get_agent(agent_id)
+        return await self.store.call(self.store.messages, agent_id, after=page.after, limit=page.limit)
+
+    async def queue_message(self, agent_id: str, content: str) -> Dict[str, Any]:
+        """Store a user message for the next run of a live agent: its row."""
+        await self.live_agent(agent_id)
+        return await self.store.call(self.store.add_message, agent_id, "user", content, status="pending")
+
+    async def stream_message(self, agent_id: str, content: str) -> Tuple[RunTask, str]:
+        """Store a user message and start the streamed run answering it: the run and the model it uses."""
+        row = await self.live_agent(agent_id)
+        message, run_id = await self.store.call(self.store.start_stream_run, agent_id, content)
+        run = await self.launch(row, run_id=run_id, input=content, delivered=[message["id"]], before=message["seq"],
+                                release=False, stream=True)
+        return run, str(json.loads(row["config_json"]).get("model") or self.model)
 
     # -- runs -----------------------------------------------------------------------------------------
     async def _context(self, agent_id: str, before: int) -> AgentContext:

@@ -98,33 +98,6 @@ def _row(cursor: sqlite3.Cursor, row: Tuple[Any, ...]) -> Dict[str, Any]:
     return {d[0]: v for d, v in zip(cursor.description, row, strict=True)}
 
 
-def agent_json(row: Dict[str, Any]) -> Dict[str, Any]:
-    """An ``agents`` row as the API shows it."""
-    return {"id": row["id"], "name": row["name"], "agent_type": row["agent_type"],
-            "config": json.loads(row["config_json"]), "status": row["status"],
-            "created_at": row["created_at"], "updated_at": row["updated_at"]}
-
-
-def message_json(row: Dict[str, Any]) -> Dict[str, Any]:
-    """A ``messages`` row as the API shows it (a tool result of an agent's session with its ``tool_call_id``
-    and ``name``)."""
-    calls = json.loads(row["tool_calls_json"]) if row.get("tool_calls_json") else None
-    out = {"seq": row["seq"], "id": row["id"], "agent_id": row["agent_id"], "role": row["role"],
-           "content": row["content"], "tool_calls": calls, "status": row["status"], "run_id": row["run_id"],
-           "source": row.get("source") or "api", "created_at": row["created_at"]}
-    if row["role"] == "tool" and row.get("message_json"):
-        exact = json.loads(row["message_json"])
-        out.update(tool_call_id=exact.get("tool_call_id"), name=exact.get("name"))
-    return out
-
-
-def run_json(row: Dict[str, Any]) -> Dict[str, Any]:
-    """A ``runs`` row as the API shows it."""
-    return {"id": row["id"], "agent_id": row["agent_id"], "kind": row["kind"], "status": row["status"],
-            "started_at": row["started_at"], "ended_at": row["ended_at"], "stop_reason": row["stop_reason"],
-            "error": row["error"], "usage": json.loads(row["usage_json"]) if row["usage_json"] else None}
-
-
 class Store:
     """The managed-agents database. Build with :meth:`open`; every method runs on the store's thread."""
 

@@ -1,4 +1,5 @@
-"""``POST /v1/embeddings`` in OpenAI's shape, served by the engine's :meth:`aembed
+"""Reading a ``POST /v1/embeddings`` body (OpenAI's shape) into an engine call: the route
+(:func:`jarvis_server.openai_routes.embeddings`) passes it to the engine's :meth:`aembed
 <jarvis_core.engine.base.InferenceEngine.aembed>`.
 
 The body: ``input`` (a string or an array of strings; token arrays are a 400), ``model`` (default: the
@@ -10,22 +11,33 @@ OpenAI's own API documents it as a tracking hint). An engine without embeddings 
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping
+from typing import Any, Dict, List, Mapping
 
-from starlette.requests import Request
-from starlette.responses import Response
+import attrs
 
-from jarvis_core.embeddings import ENCODING_FORMATS, result_to_openai
+from jarvis_core.embeddings import ENCODING_FORMATS
 from jarvis_server.openai_errors import RequestError
 
-__all__ = ["MAX_INPUTS", "embeddings"]
+__all__ = ["MAX_INPUTS", "EmbeddingsRequest", "parse_embeddings_request"]
 
 #: The most inputs one request may carry (OpenAI's own limit).
 MAX_INPUTS = 2048
 _FIELDS = frozenset({"input", "model", "encoding_format", "dimensions", "user"})
 
 
-def _parse(body: Any, default_model: str) -> Dict[str, Any]:
+@attrs.frozen
+class EmbeddingsRequest:
+    """A validated embeddings request: ``options`` go to the engine as keyword arguments."""
+
+    inputs: List[str]
+    model: str
+    encoding: str
+    options: Dict[str, Any] = attrs.field(factory=dict)
+
+
+def parse_embeddings_request(body: Any, *, default_model: str) -> EmbeddingsRequest:
+    """Validate ``body`` (decoded JSON) into an :class:`EmbeddingsRequest`; a :class:`RequestError` naming
+    the field at fault otherwise."""
     if not isinstance(body, Mapping):
         raise RequestError("the request body must be a JSON object", param="body")
     unknown = sorted(set(body) - _FIELDS)
@@ -51,17 +63,5 @@ def _parse(body: Any, default_model: str) -> Dict[str, Any]:
     model = body.get("model") or default_model
     if not isinstance(model, str):
         raise RequestError("model must be a string", param="model")
-    return {"inputs": inputs, "model": model, "encoding": encoding, "options": options}
+    return EmbeddingsRequest(inputs=inputs, model=model, encoding=encoding, options=options)
 
-
-async def embeddings(request: Request) -> Response:
-    """``POST /v1/embeddings``."""
-    from jarvis_server.openai_routes import error_response, json_response, read_json
-
-    state = request.app.state.jarvis
-    try:
-        req = _parse(await read_json(request), state.model)
-        result = await state.engine.aembed(req["inputs"], model=req["model"], **req["options"])
-    except Exception as exc:
-        return error_response(exc)
-    return json_response(result_to_openai(result, encoding_format=req["encoding"], model=req["model"]))

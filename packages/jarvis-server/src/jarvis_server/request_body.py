@@ -1,4 +1,5 @@
-"""The request-body limit, for every route: bytes are counted as the application receives them.
+"""Request bodies: the limit for every route (bytes counted as the application receives them), and reading a
+body as JSON (:func:`read_json`, what the jarvis routes call).
 
 A body larger than ``max_body_bytes`` (``[server]``) ends at that size, whichever route or mounted app
 (:mod:`jarvis_server.mounts`) reads it and however it is sent: with a ``Content-Length`` or chunked. The
@@ -12,9 +13,13 @@ from __future__ import annotations
 import json
 from typing import Any, Awaitable, Callable
 
-from jarvis_server.openai_errors import RequestError, error_body
+import anyio
+from starlette.requests import Request
 
-__all__ = ["BodyLimit", "BodyTooLarge"]
+from jarvis_server.openai_errors import RequestError, error_body
+from jarvis_server.state import server_state
+
+__all__ = ["BodyLimit", "BodyTooLarge", "read_json"]
 
 ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
 
@@ -63,3 +68,27 @@ class BodyLimit:
             await send({"type": "http.response.start", "status": 413, "headers": [
                 (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
             await send({"type": "http.response.body", "body": body})
+
+
+async def read_json(request: Request) -> Any:
+    """The request body as JSON; a 400 (or 413, or 408) :class:`RequestError` when it is not.
+
+    A ``Content-Length`` past ``max_body_bytes`` is refused before any byte is read; any other body is
+    counted while it is read (:class:`BodyLimit`, chunked bodies too). The whole body must arrive within
+    ``body_timeout`` seconds."""
+    settings = server_state(request).settings
+    size = request.headers.get("content-length")
+    if size is not None and size.isdigit() and int(size) > settings.max_body_bytes:
+        raise BodyTooLarge(settings.max_body_bytes)
+    try:
+        with anyio.fail_after(settings.body_timeout):
+            raw = await request.body()
+    except TimeoutError:
+        raise RequestError(f"the request body did not arrive within {settings.body_timeout:g} s", status=408,
+                           code="body_timeout") from None
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RequestError(f"the request body is not valid JSON ({exc})", param="body") from None
+    except RecursionError:
+        raise RequestError("the request body is nested too deeply", param="body") from None
