@@ -27,6 +27,7 @@ from typing import (
     AsyncIterator,
     Callable,
     ClassVar,
+    Dict,
     FrozenSet,
     List,
     Optional,
@@ -188,7 +189,7 @@ class EmbeddedEngine(InferenceEngine):
 
     async def aembed(self, inputs: Union[str, Sequence[str]], *, model: str = "", **options: Any) -> EmbeddingResult:
         """Async twin of :meth:`embed` (the server starts in a thread)."""
-        engine = await asyncio.to_thread(self._ensure_started)
+        engine = await self._astarted()
         return await engine.aembed(inputs, model=model or self.alias, **options)
 
     def _sized(self, config: Any) -> Any:
@@ -272,6 +273,22 @@ class EmbeddedEngine(InferenceEngine):
         await asyncio.to_thread(self.close)
 
     # -- generation -----------------------------------------------------------------------------
+    def _arguments(self, model: str, temperature: Optional[float], max_tokens: Optional[int],
+                   tools: Optional[Sequence[ToolLike]], options: Dict[str, Any]) -> Dict[str, Any]:
+        """The managed server's engine's arguments for a request: options checked, the served model and this
+        engine's reply length unless given."""
+        self.check_options(options)
+        return dict(model=model or self.alias, temperature=temperature, max_tokens=max_tokens or self.max_tokens,
+                    tools=tools, **options)
+
+    async def _astarted(self) -> _ManagedServerEngine:
+        """:meth:`_ensure_started` in a thread: starting the server does not block the event loop."""
+        return await asyncio.to_thread(self._ensure_started)
+
+    async def _alost_to_a_crash(self, exc: EngineError) -> bool:
+        """:meth:`_lost_to_a_crash` in a thread (it may wait for a killed server to be reaped)."""
+        return await asyncio.to_thread(self._lost_to_a_crash, exc)
+
     def generate(
         self,
         messages: Sequence[MessageLike],
@@ -283,9 +300,7 @@ class EmbeddedEngine(InferenceEngine):
         **options: Any,
     ) -> Completion:
         """One reply from the managed server (started on first use)."""
-        self.check_options(options)
-        kwargs = dict(model=model or self.alias, temperature=temperature, max_tokens=max_tokens or self.max_tokens,
-                      tools=tools, **options)
+        kwargs = self._arguments(model, temperature, max_tokens, tools, options)
         try:
             return self._ensure_started().generate(messages, **kwargs)
         except (EngineConnectionError, StreamError) as exc:
@@ -305,15 +320,13 @@ class EmbeddedEngine(InferenceEngine):
     ) -> Completion:
         """One reply from the managed server, awaited (the server starts in a thread, the request does not
         need one)."""
-        self.check_options(options)
-        kwargs = dict(model=model or self.alias, temperature=temperature, max_tokens=max_tokens or self.max_tokens,
-                      tools=tools, **options)
+        kwargs = self._arguments(model, temperature, max_tokens, tools, options)
         try:
-            return await (await asyncio.to_thread(self._ensure_started)).agenerate(messages, **kwargs)
+            return await (await self._astarted()).agenerate(messages, **kwargs)
         except (EngineConnectionError, StreamError) as exc:
-            if not await asyncio.to_thread(self._lost_to_a_crash, exc):
+            if not await self._alost_to_a_crash(exc):
                 raise
-        return await (await asyncio.to_thread(self._ensure_started)).agenerate(messages, **kwargs)
+        return await (await self._astarted()).agenerate(messages, **kwargs)
 
     async def stream_full(
         self,
@@ -326,19 +339,17 @@ class EmbeddedEngine(InferenceEngine):
         **options: Any,
     ) -> AsyncIterator[StreamChunk]:
         """Stream a reply (the server starts in a thread, so the event loop is not blocked meanwhile)."""
-        self.check_options(options)
-        kwargs = dict(model=model or self.alias, temperature=temperature, max_tokens=max_tokens or self.max_tokens,
-                      tools=tools, **options)
+        kwargs = self._arguments(model, temperature, max_tokens, tools, options)
         sent = False
         try:
-            async for chunk in (await asyncio.to_thread(self._ensure_started)).stream_full(messages, **kwargs):
+            async for chunk in (await self._astarted()).stream_full(messages, **kwargs):
                 sent = True
                 yield chunk
             return
         except (EngineConnectionError, StreamError) as exc:
-            if sent or not await asyncio.to_thread(self._lost_to_a_crash, exc):
+            if sent or not await self._alost_to_a_crash(exc):
                 raise
-        async for chunk in (await asyncio.to_thread(self._ensure_started)).stream_full(messages, **kwargs):
+        async for chunk in (await self._astarted()).stream_full(messages, **kwargs):
             yield chunk
 
     async def stream(
