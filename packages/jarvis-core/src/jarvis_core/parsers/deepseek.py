@@ -16,13 +16,10 @@ the section.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List
+from typing import List, Optional, Tuple
 
-from jarvis_core.parsers.base import Diagnostic, ParsedDelta, normalize_arguments
-from jarvis_core.parsers.modes import PrefixTailParser, failed
-
-if TYPE_CHECKING:
-    from jarvis_core.types import ToolCall
+from jarvis_core.parsers.base import Diagnostic
+from jarvis_core.parsers.modes import SectionParser
 
 __all__ = ["DeepSeekV3Parser", "DeepSeekV31Parser"]
 
@@ -50,49 +47,30 @@ def _unfence(text: str) -> str:
     return body.strip()
 
 
-class DeepSeekV3Parser(PrefixTailParser):
+class DeepSeekV3Parser(SectionParser):
     """``deepseek_v3``."""
 
     name = "deepseek_v3"
     start_markers = (BEGIN,)
+    call_begin, call_end = CALL, CALL_END
 
-    def _decide(self, held: str) -> List[ParsedDelta]:
+    def _section(self, held: str) -> str:
         section = held[len(BEGIN) :]
         end = section.find(END)
-        if end != -1:
-            section = section[:end]
-        calls: List[ToolCall] = []
-        notes: List[Diagnostic] = []
-        pos = section.find(CALL)
-        while pos != -1:
-            close = section.find(CALL_END, pos)
-            if close == -1:
-                notes.append(Diagnostic("unfinished_call", "the last tool call is not finished; dropped"))
-                break
-            inner = section[pos + len(CALL) : close]
-            pos = section.find(CALL, close)
-            sep = inner.find(SEP)
-            if sep == -1:
-                notes.append(Diagnostic("invalid_call", "a tool call has no separator; skipped"))
-                continue
-            head, tail = inner[:sep].strip(), inner[sep + len(SEP) :]
-            if head in ("function", ""):
-                nl = tail.find("\n")
-                name, args_text = (tail, "") if nl == -1 else (tail[:nl], tail[nl + 1 :])
-            else:
-                name, args_text = head, tail
-            name = name.strip()
-            if not name:
-                notes.append(Diagnostic("invalid_call", "a tool call has no name; skipped"))
-                continue
-            args, valid = normalize_arguments(_unfence(args_text) or "{}")
-            if not valid:
-                notes.append(Diagnostic("invalid_arguments", f"arguments of {name!r} are not valid JSON"))
-            calls.append(self.calls.call(len(calls), name, args))
-        if not calls:
-            out = failed(held, "no_valid_call", "no complete tool call in the section; kept as content")
-            return [ParsedDelta(content=out[0].content, diagnostics=out[0].diagnostics + tuple(notes))]
-        return [ParsedDelta(tool_calls=tuple(calls), diagnostics=tuple(notes))]
+        return section if end == -1 else section[:end]
+
+    def _read_call(self, inner: str, notes: List[Diagnostic]) -> Optional[Tuple[str, str, Optional[str]]]:
+        sep = inner.find(SEP)
+        if sep == -1:
+            notes.append(Diagnostic("invalid_call", "a tool call has no separator; skipped"))
+            return None
+        head, tail = inner[:sep].strip(), inner[sep + len(SEP) :]
+        if head in ("function", ""):
+            nl = tail.find("\n")
+            name, args_text = (tail, "") if nl == -1 else (tail[:nl], tail[nl + 1 :])
+        else:
+            name, args_text = head, tail
+        return name.strip(), _unfence(args_text), None
 
 
 class DeepSeekV31Parser(DeepSeekV3Parser):

@@ -9,14 +9,11 @@ The ``functions.NAME:IDX`` string is the tool-call id; the name is the part befo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List
+from typing import List, Optional, Tuple
 
-from jarvis_core.parsers.base import Diagnostic, ParsedDelta, normalize_arguments
-from jarvis_core.parsers.modes import PrefixTailParser, failed
+from jarvis_core.parsers.base import Diagnostic
+from jarvis_core.parsers.modes import SectionParser
 from jarvis_core.parsers.scan import earliest
-
-if TYPE_CHECKING:
-    from jarvis_core.types import ToolCall
 
 __all__ = ["KimiK2Parser"]
 
@@ -25,40 +22,20 @@ ENDS = ("<|tool_calls_section_end|>", "<|tool_call_section_end|>")
 CALL, ARG, CALL_END = "<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<|tool_call_end|>"
 
 
-class KimiK2Parser(PrefixTailParser):
+class KimiK2Parser(SectionParser):
     """``kimi_k2``."""
 
     name = "kimi_k2"
     start_markers = BEGINS
+    call_begin, call_end = CALL, CALL_END
 
-    def _decide(self, held: str) -> List[ParsedDelta]:
-        start = len(BEGINS[0]) if held.startswith(BEGINS[0]) else len(BEGINS[1])
-        section = held[start:]
+    def _section(self, held: str) -> str:
+        section = held[len(BEGINS[0]) if held.startswith(BEGINS[0]) else len(BEGINS[1]) :]
         end, _ = earliest(section, ENDS)
-        if end != -1:
-            section = section[:end]
-        calls: List[ToolCall] = []
-        notes: List[Diagnostic] = []
-        pos = section.find(CALL)
-        while pos != -1:
-            close = section.find(CALL_END, pos)
-            if close == -1:
-                notes.append(Diagnostic("unfinished_call", "the last tool call is not finished; dropped"))
-                break
-            inner = section[pos + len(CALL) : close]
-            pos = section.find(CALL, close)
-            arg = inner.find(ARG)
-            call_id, args_text = (inner, "{}") if arg == -1 else (inner[:arg], inner[arg + len(ARG) :])
-            call_id = call_id.strip()
-            name = call_id.split(":")[0].split(".")[-1].strip()
-            if not name:
-                notes.append(Diagnostic("invalid_call", "a tool call has no name; skipped"))
-                continue
-            args, valid = normalize_arguments(args_text.strip() or "{}")
-            if not valid:
-                notes.append(Diagnostic("invalid_arguments", f"arguments of {name!r} are not valid JSON"))
-            calls.append(self.calls.call(len(calls), name, args, call_id))
-        if not calls:
-            out = failed(held, "no_valid_call", "no complete tool call in the section; kept as content")
-            return [ParsedDelta(content=out[0].content, diagnostics=out[0].diagnostics + tuple(notes))]
-        return [ParsedDelta(tool_calls=tuple(calls), diagnostics=tuple(notes))]
+        return section if end == -1 else section[:end]
+
+    def _read_call(self, inner: str, notes: List[Diagnostic]) -> Optional[Tuple[str, str, Optional[str]]]:
+        arg = inner.find(ARG)
+        call_id, args_text = (inner, "{}") if arg == -1 else (inner[:arg], inner[arg + len(ARG) :])
+        call_id = call_id.strip()
+        return call_id.split(":")[0].split(".")[-1].strip(), args_text.strip(), call_id

@@ -3,6 +3,8 @@
 - :class:`PrefixTailParser`: text before the format's start marker is content and streams out at once
   (minus a possibly-partial marker); from the marker on, everything is held and decided in ``_decide`` at
   the end (the formats are all-or-nothing, so no call is certain before then).
+- :class:`SectionParser`: a :class:`PrefixTailParser` whose held section holds calls each between two
+  tokens (DeepSeek, Kimi K2).
 - :class:`LeadingParser`: the output is a tool call only if it *opens* with one of the format's openers
   (after whitespace); otherwise it is all content and streams out unchanged.
 
@@ -11,14 +13,14 @@ Subclasses implement ``_decide(held) -> list[ParsedDelta]`` on the held text.
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, Optional, Sequence, Tuple
 
-from jarvis_core.parsers.base import Diagnostic, ParsedDelta, ToolCallPreview, ToolParser
+from jarvis_core.parsers.base import Diagnostic, ParsedDelta, ToolCallPreview, ToolParser, normalize_arguments
 from jarvis_core.parsers.scan import LeadingGate, MarkerWatcher
 from jarvis_core.parsers.schema import tool_schemas
 from jarvis_core.types import ToolCall, new_call_id
 
-__all__ = ["CallBuilder", "LeadingParser", "PrefixTailParser"]
+__all__ = ["CallBuilder", "LeadingParser", "PrefixTailParser", "SectionParser"]
 
 
 class CallBuilder:
@@ -103,6 +105,49 @@ class PrefixTailParser(_HeldMixin, ToolParser):
 
     def _preview(self, held: str) -> List[ToolCallPreview]:
         return []
+
+
+class SectionParser(PrefixTailParser):
+    """Calls each between ``call_begin`` and ``call_end`` in a section: ``_section`` cuts the section out of
+    the held text, ``_read_call`` reads one call's inner text as ``(name, arguments, id or None)``, or
+    ``None`` to skip it (noting why). Arguments that are not JSON pass through, noted; an unfinished last
+    call is dropped, noted; no complete call at all: the held text goes back to content."""
+
+    call_begin = ""
+    call_end = ""
+
+    def _section(self, held: str) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _read_call(self, inner: str, notes: List[Diagnostic]) -> Optional[Tuple[str, str, Optional[str]]]:
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def _decide(self, held: str) -> List[ParsedDelta]:
+        section = self._section(held)
+        calls: List[ToolCall] = []
+        notes: List[Diagnostic] = []
+        pos = section.find(self.call_begin)
+        while pos != -1:
+            close = section.find(self.call_end, pos)
+            if close == -1:
+                notes.append(Diagnostic("unfinished_call", "the last tool call is not finished; dropped"))
+                break
+            read = self._read_call(section[pos + len(self.call_begin) : close], notes)
+            pos = section.find(self.call_begin, close)
+            if read is None:
+                continue
+            name, args_text, call_id = read
+            if not name:
+                notes.append(Diagnostic("invalid_call", "a tool call has no name; skipped"))
+                continue
+            args, valid = normalize_arguments(args_text or "{}")
+            if not valid:
+                notes.append(Diagnostic("invalid_arguments", f"arguments of {name!r} are not valid JSON"))
+            calls.append(self.calls.call(len(calls), name, args, call_id))
+        if not calls:
+            out = failed(held, "no_valid_call", "no complete tool call in the section; kept as content")
+            return [ParsedDelta(content=out[0].content, diagnostics=out[0].diagnostics + tuple(notes))]
+        return [ParsedDelta(tool_calls=tuple(calls), diagnostics=tuple(notes))]
 
 
 class LeadingParser(_HeldMixin, ToolParser):
