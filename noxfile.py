@@ -58,7 +58,7 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """mypy over every package and the worked examples, at the strictness ``[tool.mypy]`` in pyproject.toml sets
-    (``--strict`` for jarvis-core and the plugin packages).
+    (``--strict`` for every package and example).
 
     The packages are installed for their dependencies' types (pytest for the testing kit); ``tomli`` and
     ``exceptiongroup`` are the Python 3.10 backports the code imports there (mypy checks as 3.10, the oldest

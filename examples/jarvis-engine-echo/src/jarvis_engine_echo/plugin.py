@@ -4,11 +4,18 @@ Targets are ``"module:attribute"`` strings, so ``jarvis plugins`` lists this plu
 engine code.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from jarvis_core import hookimpl
+
+if TYPE_CHECKING:
+    from jarvis_core.plugins.registry import Register
 
 
 @hookimpl
-def jarvis_register_engines(register):
+def jarvis_register_engines(register: Register) -> None:
     # discoverable=False: an engine that is always "healthy" must not be picked by discovery when the user
     # configured nothing; it is used only when asked for (--engine echo, [engine] default = "echo").
     register(
@@ -20,6 +27,6 @@ def jarvis_register_engines(register):
 
 
 @hookimpl
-def jarvis_register_config_sections(register):
+def jarvis_register_config_sections(register: Register) -> None:
     # [engine.echo] in the user's config is checked against this class; its fields are EchoEngine's kwargs.
     register("engine.echo", "jarvis_engine_echo.config:EchoConfig")

@@ -21,7 +21,7 @@ TOKEN_ENV = "JARVIS_SERVER_TOKEN"
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``serve`` to the ``jarvis`` parser."""
-    p = subparsers.add_parser(
+    p: argparse.ArgumentParser = subparsers.add_parser(
         "serve",
         help="serve an OpenAI-compatible API (and managed agents) over HTTP",
         description="Serve POST /v1/chat/completions, GET /v1/models, GET /health and /v1/managed-agents over "

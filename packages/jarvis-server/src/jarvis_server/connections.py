@@ -51,13 +51,15 @@ class ConnectionGuard:
             del self.by_client[client]
 
 
-def guarded_protocol(settings: ServerSettings, base: Type[Any] = AutoHTTPProtocol) -> Type[asyncio.Protocol]:
+def guarded_protocol(settings: ServerSettings, base: Type[asyncio.Protocol] = AutoHTTPProtocol) -> Type[asyncio.Protocol]:
     """uvicorn's HTTP protocol class ``base`` with the head deadline and connection bounds of ``settings``
     (pass it as ``uvicorn.Config(http=...)``); each call has its own counts."""
     guard = ConnectionGuard(settings.connection_limit(), settings.max_connections_per_client)
     head_timeout = settings.head_timeout
 
-    class GuardedHTTPProtocol(base):
+    # uvicorn chooses its protocol class at import time (httptools or h11), so the base is a variable, which mypy
+    # cannot check a class against.
+    class GuardedHTTPProtocol(base):  # type: ignore[valid-type,misc]
         jarvis_client: Optional[str] = None
         jarvis_head: Optional[asyncio.TimerHandle] = None
 

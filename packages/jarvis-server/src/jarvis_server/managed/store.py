@@ -137,7 +137,7 @@ class Store:
         """Run ``fn(*args, **kwargs)`` on the store's thread without blocking the event loop."""
         return await asyncio.wrap_future(self._submit(fn, *args, **kwargs))
 
-    def _submit(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
+    def _submit(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> concurrent.futures.Future[T]:
         try:
             return self._pool.submit(fn, *args, **kwargs)
         except RuntimeError:  # the pool was shut down
