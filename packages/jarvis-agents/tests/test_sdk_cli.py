@@ -165,6 +165,7 @@ def test_agents_and_tools_listings(capsys):
     assert set(tools) == {"calculator", "think", "file_read", "file_write", "llm", "memory_store", "memory_retrieve",
                           "memory_search", "code_interpreter", "shell_exec", "web_fetch", "web_search"}
     assert tools["file_write"]["confirm"] is True and tools["file_read"]["side_effects"] == "read"
+    assert {k for k, t in tools.items() if t["open_world"]} == {"web_fetch", "web_search"}
     # which isolation the code-running tools get here (the jail, or "none (why)")
     assert tools["code_interpreter"]["isolation"] == tools["shell_exec"]["isolation"] == jail_status().describe()
     assert "isolation" not in tools["calculator"]

@@ -29,7 +29,7 @@ def configured(tmp_path, monkeypatch):
 def test_mcp_tools_prints_a_table_and_the_same_listing_as_json(configured, capsys):
     assert main(["mcp", "tools"]) == 0
     table = capsys.readouterr().out.splitlines()
-    assert table[0].split() == ["SERVER", "TOOL", "SIDE_EFFECTS", "CONFIRM", "DESCRIPTION"]
+    assert table[0].split() == ["SERVER", "TOOL", "SIDE_EFFECTS", "CONFIRM", "OPEN_WORLD", "DESCRIPTION"]
     assert main(["mcp", "tools", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     (server,) = doc["servers"]

@@ -50,7 +50,7 @@ def call(ex: ToolExecutor, tool: str, **arguments) -> tuple:
 def test_tools_are_listed_with_their_annotations_and_cached(home):
     tools = {t["name"]: t for t in listing_of("local", stdio())}
     assert {"add", "note", "shout", "big", "crash", "hang", "failing", "env"} <= set(tools)
-    assert tools["add"]["annotations"] == {"readOnlyHint": True}
+    assert tools["add"]["annotations"] == {"readOnlyHint": True, "openWorldHint": False}
     assert tools["note"]["annotations"] == {"readOnlyHint": False, "destructiveHint": True}
     assert tools["add"]["input_schema"]["required"] == ["a", "b"]
     cached = json.loads((home / "mcp" / "local.tools.json").read_text())
@@ -69,6 +69,13 @@ def test_calls_go_through_the_executor_with_policy_from_annotations(home):
     assert not ok and text == "error: denied: 'note' was not approved" and approvals == ["note"]
     assert ex.get("add").policy.side_effects == "read" and not ex.get("add").policy.confirm
     assert ex.get("note").policy.confirm and ex.get("note").policy.side_effects == "write"
+
+
+def test_open_world_hint_is_the_policy_open_world(home):
+    ex = executor("local", stdio(), "add", "shout", "note")
+    assert ex.get("add").policy.open_world is False  # openWorldHint: false
+    assert ex.get("shout").policy.open_world is True  # openWorldHint: true
+    assert ex.get("note").policy.open_world is True  # not said: MCP's default is an open world
 
 
 def test_confirm_false_in_the_config_lifts_approval(home):

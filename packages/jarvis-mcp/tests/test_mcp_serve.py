@@ -19,11 +19,14 @@ def _params(tmp_path, *args: str) -> StdioServerParameters:
 
 
 async def test_the_sdk_client_lists_and_calls_jarvis_tools(tmp_path):
-    async with Client(_params(tmp_path, "--tools", "calculator,think,file_write"), mode="legacy") as client:
+    async with Client(_params(tmp_path, "--tools", "calculator,think,file_write,web_fetch"),
+                      mode="legacy") as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-        assert set(tools) == {"calculator", "think", "file_write"}
+        assert set(tools) == {"calculator", "think", "file_write", "web_fetch"}
         assert tools["think"].input_schema["required"] == ["thought"]
         assert tools["calculator"].annotations.read_only_hint is True
+        assert tools["calculator"].annotations.open_world_hint is False
+        assert tools["web_fetch"].annotations.open_world_hint is True
         assert tools["file_write"].annotations.read_only_hint is False
         assert tools["file_write"].annotations.destructive_hint is True
         result = await client.call_tool("calculator", {"expression": "6 * 7"})

@@ -76,7 +76,7 @@ def jarvis_register_tools(register: Register) -> None:
              isolation=isolation)
     register("web_search", f"{_TOOLS}.search:WebSearchTool",
              description="search the web: titles, URLs, snippets ([tools.web_search] backend: searxng, brave, tavily, "
-                         "duckduckgo)", side_effects="read", confirm=False)
+                         "duckduckgo)")
     register("web_fetch", f"{_TOOLS}.web:WebFetchTool",
              description="fetch a public web page as text (SSRF check on every redirect hop)")
 

@@ -77,7 +77,8 @@ def _tools(args: argparse.Namespace) -> int:
             policy = policy_for(config, tool["annotations"])
             entry["tools"].append({"key": config.prefix + tool["name"], "name": tool["name"],
                                    "offered": not wanted or tool["name"] in wanted, "confirm": policy.confirm,
-                                   "side_effects": policy.side_effects, "annotations": tool["annotations"],
+                                   "side_effects": policy.side_effects, "open_world": policy.open_world,
+                                   "annotations": tool["annotations"],
                                    "description": tool["description"]})
         doc.append(entry)
     write_result({"servers": doc}, args, _render_tools)
@@ -85,14 +86,14 @@ def _tools(args: argparse.Namespace) -> int:
 
 
 def _render_tools(doc: Dict[str, List[Dict[str, Any]]]) -> str:
-    from jarvis_core.commands import format_table
+    from jarvis_core.commands import cell, format_table
 
     rows = []
     for entry in doc["servers"]:
         if "error" in entry:
-            rows.append([entry["server"], "-", "-", "-", entry["error"]])
+            rows.append([entry["server"], "-", "-", "-", "-", entry["error"]])
         for tool in entry["tools"]:
             key = tool["key"] if tool["offered"] else f"({tool['key']}: not in tools)"
-            rows.append([entry["server"], key, tool["side_effects"], "yes" if tool["confirm"] else "no",
+            rows.append([entry["server"], key, tool["side_effects"], cell(tool["confirm"]), cell(tool["open_world"]),
                          (tool["description"].strip().splitlines() or [""])[0]])
-    return format_table(["SERVER", "TOOL", "SIDE_EFFECTS", "CONFIRM", "DESCRIPTION"], rows)
+    return format_table(["SERVER", "TOOL", "SIDE_EFFECTS", "CONFIRM", "OPEN_WORLD", "DESCRIPTION"], rows)

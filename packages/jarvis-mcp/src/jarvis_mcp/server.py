@@ -5,7 +5,8 @@ their ``[tools.<key>]`` options, and every call goes through the one
 :class:`~jarvis_core.tools.ToolExecutor`: validation, isolation, timeouts and output caps hold for an MCP
 client as for jarvis's own agents. A tool whose policy needs confirmation is refused unless the server was
 started with ``--allow-confirm`` (the MCP client then asks its user, guided by the annotations: a tool with
-``side_effects = "write"`` is announced as not read-only and destructive).
+``side_effects = "write"`` is announced as not read-only and destructive, and the policy's ``open_world`` is the
+``openWorldHint``).
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ __all__ = ["build_server", "serve_stdio"]
 def _annotations(tool: Any) -> Any:
     from mcp.types import ToolAnnotations
 
-    effects = policy_of(tool).side_effects
-    return ToolAnnotations(read_only_hint=effects != "write", destructive_hint=effects == "write")
+    policy = policy_of(tool)
+    return ToolAnnotations(read_only_hint=policy.side_effects != "write", destructive_hint=policy.side_effects == "write",
+                           open_world_hint=policy.open_world)
 
 
 def build_server(tools: Sequence[Any], *, allow_confirm: bool = False) -> Any:

@@ -2,7 +2,7 @@
 
 It goes through the one :class:`~jarvis_core.tools.ToolExecutor` like any tool: its arguments are checked
 against the server's input schema, its policy comes from the server's annotations (a tool not marked
-``readOnlyHint`` needs approval unless ``confirm = false``), and the server's ``timeout`` and
+``readOnlyHint`` needs approval unless ``confirm = false``; ``openWorldHint`` is the policy's ``open_world``), and the server's ``timeout`` and
 ``max_output_chars`` bound each call.
 """
 
@@ -19,12 +19,14 @@ __all__ = ["McpTool", "policy_for"]
 
 
 def policy_for(config: McpServerConfig, annotations: Dict[str, Any]) -> ToolPolicy:
-    """The policy of a tool with these MCP annotations on a server with this config."""
+    """The policy of a tool with these MCP annotations on a server with this config. A hint the server
+    leaves out takes the MCP specification's default: not read-only, open world."""
     read_only = bool(annotations.get("readOnlyHint", False))
     confirm = (not read_only) if config.confirm is None else config.confirm
     # The executor's own timeout is a backstop: the connection's (the server's timeout) fires first, typed.
     return ToolPolicy(confirm=confirm, timeout=config.timeout + 10.0, max_output_chars=max(64, config.max_output_chars),
-                      isolation="thread", side_effects="read" if read_only else "write")
+                      isolation="thread", side_effects="read" if read_only else "write",
+                      open_world=bool(annotations.get("openWorldHint", True)))
 
 
 class McpTool:

@@ -1,7 +1,7 @@
 """A real MCP server written with the official SDK, for the tests: ``python mcp_server.py [stdio|http PORT]
 [--hang-at-start]``.
 
-Its tools: ``add`` (read-only), ``note`` (destructive), ``shout`` (open world, not read-only), ``big`` (a
+Its tools: ``add`` (read-only, closed world), ``note`` (destructive), ``shout`` (open world, not read-only), ``big`` (a
 result of ``n`` characters), ``crash`` (the process exits mid-call), ``hang`` (never answers), ``failing``
 (an MCP tool error) and ``env`` (reads an environment variable the config passes).
 """
@@ -18,7 +18,7 @@ from mcp.types import ToolAnnotations
 server = MCPServer("jarvis-test-server")
 
 
-@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+@server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
 def add(a: int, b: int) -> str:
     """Add two integers."""
     return str(a + b)

@@ -88,7 +88,7 @@ class WebSearchTool:
 
     spec = ToolSpec("web_search", signature_of(_arguments, tool_name="web_search").description,
                     signature_of(_arguments, tool_name="web_search").parameters)
-    policy = ToolPolicy(side_effects="read", timeout=60.0)
+    policy = ToolPolicy(side_effects="read", timeout=60.0, open_world=True)
 
     def __init__(self, backend: str = "", url: str = "", api_key: str = "", timeout: float = 15.0,
                  max_bytes: int = 2_000_000) -> None:

@@ -111,7 +111,7 @@ class WebFetchTool:
 
     #: Replaced per instance (the timeout follows the configured deadline); side effects and confirmation
     #: are the same for every instance, and listings read them here.
-    policy = ToolPolicy(side_effects="read", isolation="thread")
+    policy = ToolPolicy(side_effects="read", isolation="thread", open_world=True)
 
     spec = ToolSpec(
         name="web_fetch",
@@ -142,7 +142,7 @@ class WebFetchTool:
         # per instance: the call ends itself at its deadline, so the executor's timeout (a little later) never
         # has to abandon the thread
         self.policy = ToolPolicy(timeout=self.deadline + _GRACE_S, max_output_chars=self.max_chars + 200,
-                                 side_effects="read", isolation="thread")
+                                 side_effects="read", isolation="thread", open_world=True)
 
     def __repr__(self) -> str:
         return f"WebFetchTool(max_redirects={self.max_redirects}, addresses={self.addresses!r})"

@@ -1,7 +1,8 @@
-"""``jarvis tools``: the installed tools (key, side effects, whether a call needs confirmation, the isolation
-of those that run code, what it does, where it comes from); ``--json`` for scripts.
+"""``jarvis tools``: the installed tools (key, side effects, whether a call needs confirmation, whether it
+reaches the open world, the isolation of those that run code, what it does, where it comes from); ``--json``
+for scripts.
 
-Side effects and confirmation come from each tool's :class:`~jarvis_core.tools.ToolPolicy`, so this command
+Side effects, confirmation and open world come from each tool's :class:`~jarvis_core.tools.ToolPolicy`, so this command
 imports the tools' modules (not their dependencies' heavy parts, which tools load when they run)."""
 
 from __future__ import annotations
@@ -28,12 +29,13 @@ def run(args: argparse.Namespace) -> int:
     """Print the tools."""
     from jarvis_core.cli.listing import run_listing
 
-    return run_listing(args, "tool", ("key", "side_effects", "confirm", "isolation", "description", "distribution"),
+    return run_listing(args, "tool", ("key", "side_effects", "confirm", "open_world", "isolation", "description",
+                                      "distribution"),
                        "pip install jarvis-agents", complete=with_policy)
 
 
 def with_policy(row: Dict[str, Any], reg: Any) -> None:
-    """Set the row's ``side_effects`` and ``confirm`` from the tool's :class:`~jarvis_core.tools.ToolPolicy`
+    """Set the row's ``side_effects``, ``confirm`` and ``open_world`` from the tool's :class:`~jarvis_core.tools.ToolPolicy`
     (its ``policy`` attribute; one source of truth). ``register(..., side_effects=, confirm=)`` extras are
     deprecated (a warning names the plugin) and used only by a target with no policy until it is built; a
     target that does not load shows ``?`` and one warning naming its plugin."""
@@ -50,9 +52,11 @@ def with_policy(row: Dict[str, Any], reg: Any) -> None:
         policy = getattr(reg.load(), "policy", None)
     except PluginError as exc:
         warnings.warn(str(exc), UserWarning, stacklevel=2)
-        row["side_effects"] = row["confirm"] = "?"
+        row["side_effects"] = row["confirm"] = row["open_world"] = "?"
         return
     if isinstance(policy, ToolPolicy):
-        row["side_effects"], row["confirm"] = policy.side_effects, policy.confirm
-    elif not stated:
-        row["side_effects"] = row["confirm"] = None
+        row["side_effects"], row["confirm"], row["open_world"] = policy.side_effects, policy.confirm, policy.open_world
+    else:
+        row["open_world"] = None
+        if not stated:
+            row["side_effects"] = row["confirm"] = None

@@ -43,6 +43,8 @@ class ToolPolicy:
     :ivar max_output_chars: the tool's output is cut to this many characters, with a visible marker.
     :ivar isolation: ``inline``, ``thread`` or ``process`` (see :data:`ISOLATIONS`).
     :ivar side_effects: ``none``, ``read`` or ``write``: informs approvers and listings.
+    :ivar open_world: the tool reaches things outside jarvis's own machine and stores (the web, other
+        people's services; MCP's ``openWorldHint``): informs approvers and listings.
     """
 
     confirm: bool = False
@@ -50,6 +52,7 @@ class ToolPolicy:
     max_output_chars: int = attrs.field(default=16_000, validator=_cap)
     isolation: Literal["inline", "thread", "process"] = attrs.field(default="thread", validator=_one_of(ISOLATIONS))
     side_effects: Literal["none", "read", "write"] = attrs.field(default="none", validator=_one_of(SIDE_EFFECTS))
+    open_world: bool = False
 
 
 _DEFAULT = ToolPolicy()
