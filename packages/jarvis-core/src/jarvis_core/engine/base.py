@@ -268,16 +268,20 @@ def supports_structured_output(engine: InferenceEngine) -> bool:
     return "response_format" in engine.allowed_options
 
 
+def _parsed(engine: InferenceEngine, result: Completion, kwargs: Mapping[str, Any]) -> Completion:
+    """``result`` with its parsed value when the call asked for a ``response_format``."""
+    response_format = kwargs.get("response_format")
+    if not response_format:
+        return result
+    from jarvis_core.structured import with_parsed
+
+    return with_parsed(result, response_format, engine_id=engine.engine_id, strict=False)
+
+
 def _decoded(fn: Any) -> Any:
     @functools.wraps(fn)
     def generate(self: InferenceEngine, *args: Any, **kwargs: Any) -> Completion:
-        result = fn(self, *args, **kwargs)
-        response_format = kwargs.get("response_format")
-        if not response_format:
-            return result  # type: ignore[no-any-return]
-        from jarvis_core.structured import with_parsed
-
-        return with_parsed(result, response_format, engine_id=self.engine_id, strict=False)
+        return _parsed(self, fn(self, *args, **kwargs), kwargs)
 
     generate._jarvis_decodes = True  # type: ignore[attr-defined]
     return generate
@@ -286,13 +290,7 @@ def _decoded(fn: Any) -> Any:
 def _adecoded(fn: Any) -> Any:
     @functools.wraps(fn)
     async def agenerate(self: InferenceEngine, *args: Any, **kwargs: Any) -> Completion:
-        result = await fn(self, *args, **kwargs)
-        response_format = kwargs.get("response_format")
-        if not response_format:
-            return result  # type: ignore[no-any-return]
-        from jarvis_core.structured import with_parsed
-
-        return with_parsed(result, response_format, engine_id=self.engine_id, strict=False)
+        return _parsed(self, await fn(self, *args, **kwargs), kwargs)
 
     agenerate._jarvis_decodes = True  # type: ignore[attr-defined]
     return agenerate
