@@ -185,10 +185,7 @@ class InstrumentedEngine(WrappedEngine):
         **options: Any,
     ) -> AsyncIterator[str]:
         """The wrapped engine's text stream, between START and END events."""
-        source = self.engine.stream(
-            messages, model=model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options
-        )
-        return self._watched(source, ("stream", messages, model, temperature, max_tokens, tools), _count_text)
+        return self._stream("stream", _count_text, messages, model, temperature, max_tokens, tools, options)
 
     def stream_full(
         self,
@@ -201,10 +198,15 @@ class InstrumentedEngine(WrappedEngine):
         **options: Any,
     ) -> AsyncIterator[StreamChunk]:
         """The wrapped engine's chunk stream, between START and END events (OpenJarvis left it bare)."""
-        source = self.engine.stream_full(
+        return self._stream("stream_full", _count_chunk, messages, model, temperature, max_tokens, tools, options)
+
+    def _stream(self, method: str, count: Callable[[_Tally, Any], None], messages: Sequence[MessageLike], model: str,
+                temperature: Optional[float], max_tokens: int, tools: Optional[Sequence[ToolLike]],
+                options: Dict[str, Any]) -> AsyncIterator[Any]:
+        source = getattr(self.engine, method)(
             messages, model=model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options
         )
-        return self._watched(source, ("stream_full", messages, model, temperature, max_tokens, tools), _count_chunk)
+        return self._watched(source, (method, messages, model, temperature, max_tokens, tools), count)
 
     async def _watched(
         self, source: AsyncIterator[Any], call: Tuple[Any, ...], count: Callable[[_Tally, Any], None]
