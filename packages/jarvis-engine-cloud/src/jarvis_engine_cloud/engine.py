@@ -12,7 +12,7 @@ because OpenAI's reasoning models and Anthropic's extended thinking reject any t
 from __future__ import annotations
 
 import threading
-from typing import Any, AsyncIterator, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, AsyncIterator, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import httpx
 
@@ -165,7 +165,9 @@ class CloudEngine(InferenceEngine):
         """Every provider's key: each is masked in whatever any provider's server says."""
         return self._secrets
 
-    def _prepare_call(self, model: str, options: Dict[str, Any]) -> tuple[Any, ...]:
+    def _prepare_call(self, model: str, temperature: Optional[float], max_tokens: int, tools: Optional[Sequence[Any]],
+                      options: Dict[str, Any]) -> Tuple[ProviderClient, Route, Dict[str, Any]]:
+        """The client ``model`` routes to, the route, and the client call's keyword arguments (options checked)."""
         options = {k: v for k, v in options.items() if v is not None}  # None means "unset"
         self.check_options(options)
         route = route_model(model)
@@ -173,7 +175,8 @@ class CloudEngine(InferenceEngine):
         if "response_format" in options and "response_format" not in client.allowed_options:
             raise StructuredOutputNotSupportedError(engine_id=f"cloud ({route.provider})", model=route.model)
         client.check_options(options)
-        return client, route, options
+        return client, route, dict(model=route.model, temperature=temperature, max_tokens=max_tokens, tools=tools,
+                                   **options)
 
     # -- generation ---------------------------------------------------------------------------------
     def generate(
@@ -188,10 +191,8 @@ class CloudEngine(InferenceEngine):
     ) -> Completion:
         """One request to the provider ``model`` routes to; the normalized :class:`Completion`."""
         with self.scrubbed():
-            client, route, options = self._prepare_call(model, options)
-            return self._answer(route, options, client.generate(
-                messages, model=route.model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options
-            ))
+            client, route, kwargs = self._prepare_call(model, temperature, max_tokens, tools, options)
+            return self._answer(route, kwargs, client.generate(messages, **kwargs))
 
     async def agenerate(
         self,
@@ -205,10 +206,8 @@ class CloudEngine(InferenceEngine):
     ) -> Completion:
         """Async twin of :meth:`generate`, on the provider's async client (retries wait without blocking)."""
         with self.scrubbed():
-            client, route, options = self._prepare_call(model, options)
-            return self._answer(route, options, await client.agenerate(
-                messages, model=route.model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options
-            ))
+            client, route, kwargs = self._prepare_call(model, temperature, max_tokens, tools, options)
+            return self._answer(route, kwargs, await client.agenerate(messages, **kwargs))
 
     async def stream_full(
         self,
@@ -223,11 +222,9 @@ class CloudEngine(InferenceEngine):
         """Stream from the provider ``model`` routes to: text and reasoning deltas, then one final chunk
         with the complete tool calls, the finish reason and the usage."""
         with self.scrubbed():
-            client, route, options = self._prepare_call(model, options)
-            stream = client.stream_batches(
-                messages, model=route.model, temperature=temperature, max_tokens=max_tokens, tools=tools, **options
-            )
-            forced = self._forced_tool(route, options)
+            client, route, kwargs = self._prepare_call(model, temperature, max_tokens, tools, options)
+            stream = client.stream_batches(messages, **kwargs)
+            forced = self._forced_tool(route, kwargs)
             try:
                 async for batch in stream:  # one network read's chunks: one async step per chunk, here
                     for chunk in batch:

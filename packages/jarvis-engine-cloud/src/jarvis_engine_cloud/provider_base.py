@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import (
     Any,
+    AsyncGenerator,
     AsyncIterator,
     Awaitable,
     Callable,
@@ -210,7 +211,7 @@ class ProviderClient(HTTPEngine):
     async def decoded_stream(
         self, path: str, body: Any, decoder: Any, *, model: str, max_tokens: Optional[int],
         sse: Optional[SSEByteDecoder] = None,
-    ) -> AsyncIterator[List[StreamChunk]]:
+    ) -> AsyncGenerator[List[StreamChunk], None]:
         """One streamed request through a provider's stream ``decoder`` (``feed_datas(datas, out)`` appends
         chunks to ``out``, ``finish()`` → the final chunks): non-empty batches of chunks, one per network read,
         then the final batch. ``sse``: the SSE decoder, when the provider needs its own (see :meth:`open_sse`).
@@ -233,7 +234,7 @@ class ProviderClient(HTTPEngine):
 
     async def retrying_stream(
         self, make_stream: Callable[[], AsyncIterator[List[StreamChunk]]], *, model: str
-    ) -> AsyncIterator[List[StreamChunk]]:
+    ) -> AsyncGenerator[List[StreamChunk], None]:
         """Run ``make_stream()`` (non-empty batches of chunks, one per network read); retry it (with backoff)
         on a retryable error before its first batch."""
         attempt = 0
@@ -284,7 +285,7 @@ class ProviderClient(HTTPEngine):
     def stream_batches(
         self, messages: Sequence[MessageLike], *, model: str, temperature: Optional[float] = None,
         max_tokens: int = 1024, tools: Optional[Sequence[Any]] = None, **options: Any,
-    ) -> AsyncIterator[List[StreamChunk]]:
+    ) -> AsyncGenerator[List[StreamChunk], None]:
         """The stream as batches of chunks, one per network read (the engines' hot path: one async step
         per read, not per chunk); retried like a request until its first batch."""
         raise NotImplementedError

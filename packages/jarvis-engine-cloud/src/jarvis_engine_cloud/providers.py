@@ -7,7 +7,7 @@ clients of :class:`~.provider_base.ProviderClient`, and normalizes the answer.
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, ClassVar, Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
+from typing import Any, AsyncGenerator, AsyncIterator, ClassVar, Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
 from urllib.parse import quote
 
 import attrs
@@ -60,7 +60,7 @@ class AnthropicClient(ProviderClient):
     async def stream_batches(
         self, messages: Sequence[MessageLike], *, model: str, temperature: Optional[float] = None,
         max_tokens: int = 1024, tools: Optional[Sequence[Any]] = None, **options: Any,
-    ) -> AsyncIterator[List[StreamChunk]]:
+    ) -> AsyncGenerator[List[StreamChunk], None]:
         self.check_options(options)
         body = anthropic_wire.build_payload(
             messages, model=model, max_tokens=max_tokens, temperature=temperature, tools=tools, options=options,
@@ -181,7 +181,7 @@ class GeminiClient(ProviderClient):
     async def stream_batches(
         self, messages: Sequence[MessageLike], *, model: str, temperature: Optional[float] = None,
         max_tokens: int = 1024, tools: Optional[Sequence[Any]] = None, **options: Any,
-    ) -> AsyncIterator[List[StreamChunk]]:
+    ) -> AsyncGenerator[List[StreamChunk], None]:
         self.check_options(options)
         body = gemini_wire.build_payload(messages, max_tokens=max_tokens, temperature=temperature, tools=tools, options=options)
         path = self._model_path(model, "streamGenerateContent") + "?alt=sse"
@@ -290,7 +290,7 @@ class OpenAIClient(ProviderClient):
     async def stream_batches(
         self, messages: Sequence[MessageLike], *, model: str, temperature: Optional[float] = None,
         max_tokens: int = 1024, tools: Optional[Sequence[Any]] = None, **options: Any,
-    ) -> AsyncIterator[List[StreamChunk]]:
+    ) -> AsyncGenerator[List[StreamChunk], None]:
         self.check_options(options)
         body = self._payload(messages, model, temperature, max_tokens, tools, options, True)
 
