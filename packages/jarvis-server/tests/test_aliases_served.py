@@ -44,3 +44,18 @@ def test_an_alias_for_another_engine_is_a_400(serve, config):
     with pytest.raises(openai.BadRequestError) as info:
         client(server).chat.completions.create(model="elsewhere", messages=[{"role": "user", "content": "q"}])
     assert "names engine 'ollama'" in str(info.value) and info.value.body["param"] == "model"
+
+
+def test_v1_models_lists_the_aliases_this_server_answers(serve, tmp_path):
+    path = tmp_path / "config.toml"
+    path.write_text('[aliases]\nfast = { model = "small", options = { temperature = 0.3, seed = 7 } }\n'
+                    'here = { model = "big", engine = "fake" }\n'
+                    'elsewhere = { model = "m", engine = "ollama" }\n')
+    server = serve(FakeEngine(default="hi", models=["fake-model", "small"]), config=load_config(path))
+    listed = {m.id: m for m in client(server).models.list()}
+    assert list(listed) == ["fake-model", "small", "fast", "here"]  # not the alias for another engine
+    fast = listed["fast"].model_dump()
+    assert fast["object"] == "model" and fast["owned_by"] == "fake"
+    # What it resolves to, and only the names of its options (never their values).
+    assert fast["jarvis"] == {"alias_of": "small", "engine": "fake", "options": ["seed", "temperature"]}
+    assert "0.3" not in str(fast) and listed["here"].model_dump()["jarvis"]["alias_of"] == "big"

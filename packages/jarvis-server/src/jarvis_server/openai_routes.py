@@ -15,7 +15,7 @@ from starlette.responses import Response
 
 from jarvis_core.embeddings import result_to_openai
 from jarvis_server.agent_chat import agent_completion
-from jarvis_server.aliases import unaliased
+from jarvis_server.aliases import alias_models, unaliased
 from jarvis_server.chat_request import parse_chat_request
 from jarvis_server.embeddings_request import parse_embeddings_request
 from jarvis_server.engine_chat import engine_completion
@@ -51,7 +51,7 @@ async def embeddings(request: Request) -> Response:
 
 
 async def list_models(request: Request) -> Response:
-    """``GET /v1/models``: the engine's models (the served default first)."""
+    """``GET /v1/models``: the engine's models (the served default first), then the config's aliases."""
     state = server_state(request)
     try:
         models = await anyio.to_thread.run_sync(state.engine.list_models, limiter=state.limiter)
@@ -59,6 +59,7 @@ async def list_models(request: Request) -> Response:
         return error_response(exc)
     ids = [state.model] + [m for m in models if m != state.model] if state.model else list(models)
     data = [{"id": m, "object": "model", "created": 0, "owned_by": state.engine_key} for m in ids]
+    data += [m for m in alias_models(state) if m["id"] not in ids]
     return json_response({"object": "list", "data": data})
 
 
