@@ -14,6 +14,16 @@ Spans: ``chat {model}`` (``INFERENCE_START`` → ``INFERENCE_END``; kind CLIENT)
 ``gen_ai.usage.input_tokens``, ``gen_ai.usage.output_tokens``, ``gen_ai.response.finish_reasons``,
 ``gen_ai.agent.name``, ``gen_ai.tool.name``, ``gen_ai.tool.call.id``, and ``error.type`` with an ERROR
 status on a failure. No message text, tool arguments or results: the events carry none.
+
+Spans nest through OpenTelemetry's own context (``contextvars``): a span starts as a child of the span current
+where its START event is published, and becomes the current span there until its END. The bus delivers events
+in the publishing thread and task, so an agent run's ``invoke_agent`` span is the parent of the ``chat`` spans of
+its model calls and the ``execute_tool`` spans of its tool calls, and itself a child of whatever span the caller
+had open (a web request's, an outer agent's tool call). Sync runs (``agent.run``, in a task of their own) and
+async ones alike; concurrent runs are in different tasks or threads, each with its own context, so one never
+becomes the other's parent. At END the context goes back to the span's parent (to the nearest ancestor still
+open, when the parent ended first); an END published in another context than its START leaves that context
+alone.
 """
 
 from __future__ import annotations
@@ -21,6 +31,8 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from typing import Any, Callable, Dict, Optional
+
+import attrs
 
 from jarvis_core.events import Event, EventBus, EventType
 
@@ -32,15 +44,28 @@ OTEL_ENV = "JARVIS_OTEL"
 _MAX_OPEN = 10_000
 
 
+@attrs.define
+class _Open:
+    """A span this exporter started: the context it started in, and the entry of its parent span when that is
+    one of ours too (to find the nearest ancestor still open when the parent ended first)."""
+
+    span: Any
+    parent_context: Any
+    parent: Optional[_Open]
+    ended: bool = False
+
+
 class SpanExporter:
     """Turns bus events into spans on ``tracer_provider`` (default: the global one)."""
 
     def __init__(self, tracer_provider: Any = None) -> None:
-        from opentelemetry import trace
+        from opentelemetry import context, trace
 
         self._trace = trace
+        self._context = context
         self._tracer = trace.get_tracer("jarvis_core", tracer_provider=tracer_provider)
-        self._open: OrderedDict[str, Any] = OrderedDict()
+        self._open: OrderedDict[str, _Open] = OrderedDict()
+        self._by_span: Dict[int, _Open] = {}  # id(span) -> its entry, while open
         self._lock = threading.Lock()
         self._handlers: Dict[EventType, Callable[[Dict[str, Any]], None]] = {
             EventType.INFERENCE_START: self._inference_start, EventType.INFERENCE_END: self._inference_end,
@@ -56,22 +81,44 @@ class SpanExporter:
     # -- open and close -----------------------------------------------------------------------------
     def _begin(self, key: str, name: str, attributes: Dict[str, Any], *, client: bool = False) -> None:
         kind = self._trace.SpanKind.CLIENT if client else self._trace.SpanKind.INTERNAL
-        span = self._tracer.start_span(name, kind=kind, attributes=_clean(attributes))
+        parent_context = self._context.get_current()
+        span = self._tracer.start_span(name, context=parent_context, kind=kind, attributes=_clean(attributes))
+        evicted = []
         with self._lock:
-            self._open[key] = span
+            parent = self._by_span.get(id(self._trace.get_current_span(parent_context)))
+            entry = _Open(span, parent_context, parent)
+            self._open[key] = entry
+            self._by_span[id(span)] = entry
             while len(self._open) > _MAX_OPEN:
-                self._open.popitem(last=False)[1].end()
+                evicted.append(self._close(self._open.popitem(last=False)[1]))
+        for old in evicted:
+            old.end()
+        # The span is current where START was published, until its END: what starts there meanwhile nests.
+        self._context.attach(self._trace.set_span_in_context(span, parent_context))
+
+    def _close(self, entry: _Open) -> Any:
+        """Mark ``entry`` ended (under the lock); returns its span."""
+        entry.ended = True
+        self._by_span.pop(id(entry.span), None)
+        return entry.span
 
     def _finish(self, key: str, attributes: Dict[str, Any], error_type: Optional[str]) -> None:
         with self._lock:
-            span = self._open.pop(key, None)
-        if span is None:
-            return
+            entry = self._open.pop(key, None)
+            if entry is None:
+                return
+            span = self._close(entry)
+            restored = entry.parent_context
+            ancestor = entry.parent
+            while ancestor is not None and ancestor.ended:
+                restored, ancestor = ancestor.parent_context, ancestor.parent
         span.set_attributes(_clean(attributes))
         if error_type:
             span.set_attribute("error.type", error_type)
             span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, error_type))
         span.end()
+        if self._trace.get_current_span() is span:  # END in the context START made current: give it back
+            self._context.attach(restored)
 
     # -- events -------------------------------------------------------------------------------------
     def _inference_start(self, d: Dict[str, Any]) -> None:
@@ -107,13 +154,14 @@ class SpanExporter:
         }, "agent_error" if stop == "error" else None)
 
     def _tool_start(self, d: Dict[str, Any]) -> None:
-        self._begin(f"tool:{d.get('tool_call_id')}", f"execute_tool {d.get('name')}", {
+        # A call id is unique in its run only (models number their calls): the run's id keys it too.
+        self._begin(f"tool:{d.get('run_id')}:{d.get('tool_call_id')}", f"execute_tool {d.get('name')}", {
             "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": d.get("name"),
             "gen_ai.tool.call.id": d.get("tool_call_id"),
         })
 
     def _tool_end(self, d: Dict[str, Any]) -> None:
-        self._finish(f"tool:{d.get('tool_call_id')}", {"jarvis.outcome": d.get("outcome")},
+        self._finish(f"tool:{d.get('run_id')}:{d.get('tool_call_id')}", {"jarvis.outcome": d.get("outcome")},
                      None if d.get("ok") else str(d.get("outcome") or "tool_error"))
 
 

@@ -32,7 +32,9 @@ config) the question goes to that agent from the registry; otherwise straight to
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import os
+import sys
 import threading
 from typing import (
     TYPE_CHECKING,
@@ -532,6 +534,9 @@ class Jarvis:
         """:meth:`ask_stream` for synchronous code. One private event loop serves every call, so the engine's
         connection pool is reused; Ctrl-C (or leaving the loop early) cancels the request."""
         agen = self.ask_stream(prompt, **kwargs)
+        # Every piece runs in a task of its own: they share one context, so what the stream sets there (the
+        # OpenTelemetry span an agent run opened, for one) lasts from one piece to the next.
+        context = contextvars.copy_context()
 
         async def next_piece() -> str:
             return await agen.__anext__()
@@ -539,20 +544,25 @@ class Jarvis:
         try:
             while True:
                 try:
-                    yield self._run(next_piece())
+                    yield self._run(next_piece(), context)
                 except StopAsyncIteration:
                     return
         finally:
             try:
-                self._run(agen.aclose())
+                self._run(agen.aclose(), context)
             except Exception:  # the generator already failed or was cancelled; nothing left to release
                 pass
 
-    def _run(self, coro: Any) -> Any:
+    def _run(self, coro: Any, context: Optional[contextvars.Context] = None) -> Any:
         if self._loop is None or self._loop.is_closed():
             self._loop = asyncio.new_event_loop()
         loop = self._loop
-        task = loop.create_task(coro)
+        if context is None:
+            task = loop.create_task(coro)
+        elif sys.version_info >= (3, 11):
+            task = loop.create_task(coro, context=context)
+        else:  # Python 3.10 takes no context: the task runs in a copy of it
+            task = context.run(loop.create_task, coro)
         try:
             return loop.run_until_complete(task)
         except BaseException:

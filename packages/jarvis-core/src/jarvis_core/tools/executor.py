@@ -15,6 +15,7 @@ model can act on; nothing raises out of :meth:`ToolExecutor.execute` for a tool 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import logging
 import threading
@@ -179,7 +180,10 @@ class ToolExecutor:
         def one(i: int) -> None:
             results[i] = self.execute(calls[i])
 
-        threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(len(calls))]
+        # Each thread in a copy of the caller's context, as asyncio's tasks are (an OpenTelemetry span current
+        # here stays the parent of the calls' spans).
+        threads = [threading.Thread(target=contextvars.copy_context().run, args=(one, i), daemon=True)
+                   for i in range(len(calls))]
         for t in threads:
             t.start()
         for t in threads:
