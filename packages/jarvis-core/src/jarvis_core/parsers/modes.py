@@ -54,8 +54,17 @@ def failed(text: str, code: str, message: str) -> List[ParsedDelta]:
     return [ParsedDelta(content=text, diagnostics=(Diagnostic(code, message),))]
 
 
-class _HeldMixin:
-    _held_parts: Optional[List[str]]
+class _HoldingParser(ToolParser):
+    """What both shapes share: the tools' schemas, the call ids, and the held text (``None``: nothing held
+    yet), decided at the end by the subclass's ``_decide``."""
+
+    id_style = "openai"
+
+    def __init__(self, tools: Any = None, **options: Any) -> None:
+        super().__init__(tools, **options)
+        self.schemas = tool_schemas(tools)
+        self.calls = CallBuilder(self.id_style)
+        self._held_parts: Optional[List[str]] = None
 
     def _held(self) -> str:
         if self._held_parts is None:
@@ -64,19 +73,25 @@ class _HeldMixin:
             self._held_parts[:] = ["".join(self._held_parts)]
         return self._held_parts[0] if self._held_parts else ""
 
+    def _previews(self) -> List[ToolCallPreview]:
+        return self._preview(self._held()) if self._held_parts is not None else []
 
-class PrefixTailParser(_HeldMixin, ToolParser):
+    # subclass hooks
+    def _decide(self, held: str) -> List[ParsedDelta]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _preview(self, held: str) -> List[ToolCallPreview]:
+        return []
+
+
+class PrefixTailParser(_HoldingParser):
     """Content until the first start marker; the rest is held and decided at the end."""
 
     start_markers: Sequence[str] = ()
-    id_style = "openai"
 
     def __init__(self, tools: Any = None, **options: Any) -> None:
         super().__init__(tools, **options)
-        self.schemas = tool_schemas(tools)
-        self.calls = CallBuilder(self.id_style)
         self._watch = MarkerWatcher(self.start_markers)
-        self._held_parts: Optional[List[str]] = None
 
     def _feed(self, delta: str) -> List[ParsedDelta]:
         if self._held_parts is not None:
@@ -95,16 +110,6 @@ class PrefixTailParser(_HeldMixin, ToolParser):
 
     def held_text(self) -> str:
         return self._held() if self._held_parts is not None else self._watch.held
-
-    def _previews(self) -> List[ToolCallPreview]:
-        return self._preview(self._held()) if self._held_parts is not None else []
-
-    # subclass hooks
-    def _decide(self, held: str) -> List[ParsedDelta]:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _preview(self, held: str) -> List[ToolCallPreview]:
-        return []
 
 
 class SectionParser(PrefixTailParser):
@@ -150,18 +155,14 @@ class SectionParser(PrefixTailParser):
         return [ParsedDelta(tool_calls=tuple(calls), diagnostics=tuple(notes))]
 
 
-class LeadingParser(_HeldMixin, ToolParser):
+class LeadingParser(_HoldingParser):
     """A tool call only when the output opens with one of ``openers``; otherwise streamed content."""
 
     openers: Sequence[str] = ()
-    id_style = "openai"
 
     def __init__(self, tools: Any = None, **options: Any) -> None:
         super().__init__(tools, **options)
-        self.schemas = tool_schemas(tools)
-        self.calls = CallBuilder(self.id_style)
         self._gate: Optional[LeadingGate] = LeadingGate(self.openers)
-        self._held_parts: Optional[List[str]] = None
 
     def _feed(self, delta: str) -> List[ParsedDelta]:
         if self._held_parts is not None:
@@ -191,12 +192,3 @@ class LeadingParser(_HeldMixin, ToolParser):
         if self._held_parts is not None:
             return self._held()
         return self._gate.peek() if self._gate is not None else ""
-
-    def _previews(self) -> List[ToolCallPreview]:
-        return self._preview(self._held()) if self._held_parts is not None else []
-
-    def _decide(self, held: str) -> List[ParsedDelta]:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _preview(self, held: str) -> List[ToolCallPreview]:
-        return []
