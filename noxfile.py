@@ -40,7 +40,7 @@ def tests(session: nox.Session) -> None:
     """Install every package (non-editable) and the test tools into one venv; run all suites."""
     session.install(*PACKAGES, "-r", "tests/requirements.txt")
     session.install(f"{ROOT / 'packages/jarvis-engine-openai-compat'}[embedded]")
-    session.install(f"{ROOT / 'packages/jarvis-agents'}[cron]")  # the scheduler's cron expressions
+    session.install(f"{ROOT / 'packages/jarvis-agents'}[cron,jail]")  # cron expressions; the jail's seccomp filter
     install_model(session)
     session.run(
         "python", "-m", "pytest", *TEST_DIRS, *(session.posargs or ["-q", "-ra"]),
@@ -66,6 +66,7 @@ def typecheck(session: nox.Session) -> None:
     """
     session.install(*PACKAGES, *EXAMPLES, "pytest>=8", "mypy>=1.10", "types-psutil", "types-jsonschema", "opentelemetry-sdk>=1.20", "tomli>=2.0",
                     "exceptiongroup>=1.2")
+    session.install(f"{ROOT / 'packages/jarvis-agents'}[jail]")  # the jail's seccomp binding
     session.run("mypy")
 
 

@@ -2,7 +2,8 @@
 
 Budgets: ``PythonSandbox(isolation="rlimits").run("pass")`` within 2x the floor ``subprocess.run([python,
 "-I", "-S", "-c", "pass"])`` (the same interpreter the sandbox runs), and the jailed ``PythonSandbox().run
-("pass")`` (bubblewrap: namespaces and a mount view set up per run) within 4x it, measured side by side
+("pass")`` (bubblewrap: namespaces and a mount view set up per run, and the seccomp filter) within 4x it; the
+jail without its seccomp filter (``seccomp=False``) is measured beside it, no budget. Side by side
 (interleaved runs, medians). The sandbox's own work on top of the interpreter start (temporary directory,
 the task count behind the process limit, the job, the resource limits, the kill, the clean-up, and the jail)
 must stay small beside it. Without bwrap the jailed row is left out.
@@ -58,8 +59,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands: Dict[str, Callable[[], None]] = {"floor (bare -I -S)": floor, "rlimits only": runner(sandbox)}
     if jail_status().available:
         jailed = PythonSandbox(python=python)
-        jailed.python  # noqa: B018  (the probe run, outside the measurement)
+        jailed.python  # noqa: B018  (the probe run, outside the measurement; it builds the filter too)
         commands["jailed (bubblewrap)"] = runner(jailed)
+        commands["jailed, no seccomp"] = runner(PythonSandbox(python=python, seccomp=False))
     for fn in commands.values():
         fn()  # warm-up
     times: Dict[str, List[float]] = {name: [] for name in commands}
@@ -78,7 +80,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"interpreter {python}; jail: {jail_status().describe()}")
     write_result(
         "sandbox", "Python sandbox run",
-        summary=(f"`PythonSandbox(...).run(\"pass\")`, limits only and jailed, against starting the same interpreter "
+        summary=(f"`PythonSandbox(...).run(\"pass\")`, limits only, jailed (seccomp filter included) and jailed "
+                 "without the filter, against starting the same interpreter "
                  f"bare (`-I -S -c pass`); {opts.runs} interleaved runs, medians."),
         tables=[table("Wall time", ["command", "median ms"], [[n, f"{v * 1000:.1f}"] for n, v in medians.items()])],
         budgets=[budget(f"PythonSandbox.run ({name}) / bare interpreter", fmt_ratio(ratio), f"<= {fmt_ratio(limit)}",

@@ -137,6 +137,8 @@ def test_an_unprivileged_host_keeps_its_secrets_and_lives(planted_home):
     the host's own, so only the jail keeps the code from the host's environ, memory, files and signals."""
     python = _unprivileged_python()
     paths = [str(pathlib.Path(m.__file__).resolve().parents[1]) for m in (jarvis_agents, jarvis_core, attrs)]
+    pyseccomp = pytest.importorskip("pyseccomp")  # the jail's seccomp filter
+    paths.append(str(pathlib.Path(pyseccomp.__file__).resolve().parent))
     workdir = planted_home.parent
     script = workdir / "host.py"
     script.write_text(f"PATHS = {paths!r}\nPROBE = {PROBE!r}\n{HOST_SCRIPT}")

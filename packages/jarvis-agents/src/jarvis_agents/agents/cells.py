@@ -14,7 +14,7 @@ from typing import Any, AsyncIterator, Optional
 
 from jarvis_agents.agents.tool_loop import LoopAgent
 from jarvis_agents.run_keys import RunKey
-from jarvis_agents.sandbox.jail import check_isolation
+from jarvis_agents.sandbox.jail import check_isolation, check_seccomp
 from jarvis_agents.sandbox.python import PythonSandbox
 from jarvis_agents.sandbox.repl import CellResult, PythonRepl
 from jarvis_agents.tools.code import CodeRunFailed
@@ -36,11 +36,13 @@ def check_cell_name(tools: Any, agent: str) -> None:
         raise ConfigError(f"the {agent} agent runs code as the tool {CELL_TOOL!r}; rename the tool of that name")
 
 
-def run_sandbox(sandbox: Optional[PythonSandbox], isolation: str, key: str) -> PythonSandbox:
+def run_sandbox(sandbox: Optional[PythonSandbox], isolation: str, key: str, seccomp: bool = True) -> PythonSandbox:
     """The sandbox of a code-running agent: the one given, else a new one with ``isolation`` (``"jail"``,
-    the default, refuses to run code where the jail cannot be had; ``"rlimits"`` accepts the limits only)."""
+    the default, refuses to run code where the jail cannot be had; ``"rlimits"`` accepts the limits only)
+    and ``seccomp`` (false runs the jail without its seccomp filter)."""
     check_isolation(isolation, f"{key}.isolation")
-    return sandbox if sandbox is not None else PythonSandbox(isolation=isolation)
+    check_seccomp(seccomp, f"{key}.seccomp")
+    return sandbox if sandbox is not None else PythonSandbox(isolation=isolation, seccomp=seccomp)
 
 
 def cell_call(code: str) -> ToolCall:

@@ -22,7 +22,7 @@ Options: ``cell_timeout_s`` (30), ``max_output_chars`` (10000, per cell), ``url_
 ``prefetch_options`` (the ``web_fetch`` options used when the agent has no ``web_fetch`` tool of its own),
 ``context_window`` (tokens; default: ask the engine), ``isolation`` (``"jail"``, the default: cells run in
 the bubblewrap jail and are refused where it cannot be had; ``"rlimits"``: the limits-only sandbox, accepted
-knowingly), ``sandbox`` (a :class:`~jarvis_agents.sandbox.PythonSandbox`, for its limits; it brings its own
+knowingly), ``seccomp`` (true: the jail's seccomp filter; false leaves it out knowingly), ``sandbox`` (a :class:`~jarvis_agents.sandbox.PythonSandbox`, for its limits; it brings its own
 isolation), and those of
 :class:`~jarvis_core.agents.ToolUsingAgent`.
 """
@@ -106,7 +106,7 @@ class CodeActAgent(ReplAgent):
     def __init__(self, engine: Any, *, sandbox: Optional[PythonSandbox] = None, cell_timeout_s: float = 30.0,
                  max_output_chars: int = 10_000, url_prefetch: bool = False,
                  prefetch_options: Optional[Mapping[str, Any]] = None, context_window: Optional[int] = None,
-                 isolation: str = "jail", **kwargs: Any) -> None:
+                 isolation: str = "jail", seccomp: bool = True, **kwargs: Any) -> None:
         key = f"agents.{self.agent_id}"
         if not isinstance(url_prefetch, bool):
             raise ConfigError(f"url_prefetch must be true or false, got {url_prefetch!r}", key=f"{key}.url_prefetch")
@@ -120,7 +120,7 @@ class CodeActAgent(ReplAgent):
         super().__init__(engine, **kwargs)
         self.window = ContextWindow(engine, self.model, window)
         check_cell_name(self.tools, self.agent_id)
-        self.sandbox = run_sandbox(sandbox, isolation, key)
+        self.sandbox = run_sandbox(sandbox, isolation, key, seccomp)
         self.cell_timeout_s = float(cell_timeout_s)
         self.max_output_chars = max_output_chars
         self.url_prefetch = url_prefetch

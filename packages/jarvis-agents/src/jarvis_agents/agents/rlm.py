@@ -22,7 +22,7 @@ Options: ``sub_model`` (default: the agent's model), ``sub_temperature`` (0.3), 
 ``max_concurrent_sub_calls`` (4), ``max_sub_calls_per_cell`` (32), ``max_sub_calls_per_run`` (256),
 ``max_sub_tokens_per_cell`` (100000), ``max_sub_tokens_per_run`` (500000) (see :mod:`.rlm_calls`),
 ``max_input_chars`` (4000), ``context_window``, ``isolation`` (``"jail"``, the default, or ``"rlimits"``: as
-for codeact), ``sandbox``; and ``final_answer_on_max_turns``.
+for codeact), ``seccomp`` (as for codeact), ``sandbox``; and ``final_answer_on_max_turns``.
 """
 
 from __future__ import annotations
@@ -124,7 +124,8 @@ class RLMAgent(ReplAgent):
                  max_concurrent_sub_calls: int = 4, max_sub_calls_per_cell: int = 32, max_sub_calls_per_run: int = 256,
                  max_sub_tokens_per_cell: int = 100_000, max_sub_tokens_per_run: int = 500_000,
                  max_input_chars: int = 4000, context_window: Optional[int] = None,
-                 sandbox: Optional[PythonSandbox] = None, isolation: str = "jail", **kwargs: Any) -> None:
+                 sandbox: Optional[PythonSandbox] = None, isolation: str = "jail", seccomp: bool = True,
+                 **kwargs: Any) -> None:
         if sub_model is not None and (not isinstance(sub_model, str) or not sub_model.strip()):
             raise ConfigError(f"sub_model must be a model id, got {sub_model!r}", key="agents.rlm.sub_model")
         if sub_temperature is not None:
@@ -147,7 +148,7 @@ class RLMAgent(ReplAgent):
         self.sub_model: str = sub_model or self.model
         self.sub_temperature = sub_temperature
         self.window = ContextWindow(engine, self.model, window)
-        self.sandbox = run_sandbox(sandbox, isolation, "agents.rlm")
+        self.sandbox = run_sandbox(sandbox, isolation, "agents.rlm", seccomp)
 
     # -- the prompt ---------------------------------------------------------------------------------
     def build_messages(self, input: str, context: Optional[AgentContext]) -> List[Message]:

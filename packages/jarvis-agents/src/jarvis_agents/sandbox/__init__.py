@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         SandboxError,
         SandboxLimitError,
         SandboxUnavailableError,
+        SeccompUnavailableError,
     )
     from jarvis_agents.sandbox.limits import SandboxLimits
     from jarvis_agents.sandbox.mounts import Mount, MountPolicy
@@ -44,6 +45,7 @@ __all__ = [
     "SandboxUnavailableError",
     "SandboxedAgent",
     "SandboxedRunError",
+    "SeccompUnavailableError",
 ]
 
 _LAZY = {
@@ -64,6 +66,7 @@ _LAZY = {
     "SandboxUnavailableError": "jarvis_agents.sandbox.errors",
     "SandboxedAgent": "jarvis_agents.sandbox.agent",
     "SandboxedRunError": "jarvis_agents.sandbox.agent",
+    "SeccompUnavailableError": "jarvis_agents.sandbox.errors",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

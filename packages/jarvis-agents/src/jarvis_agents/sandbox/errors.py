@@ -18,6 +18,7 @@ __all__ = [
     "SandboxError",
     "SandboxLimitError",
     "SandboxUnavailableError",
+    "SeccompUnavailableError",
 ]
 
 
@@ -33,6 +34,12 @@ class JailUnavailableError(SandboxUnavailableError):
     """The sandbox was asked for the bubblewrap jail (the default) and this machine cannot give it: no
     ``bwrap``, no user namespaces, not Linux, or bwrap refused to start. The message says what to install,
     and how to accept the rlimit-only sandbox knowingly (``isolation = "rlimits"``)."""
+
+
+class SeccompUnavailableError(JailUnavailableError):
+    """The jail's seccomp filter (on by default) cannot be built: its library (``pyseccomp``, over the
+    system's libseccomp) is missing. The message says what to install, and how to run the jail without the
+    filter knowingly (``seccomp = false``)."""
 
 
 class SandboxLimitError(SandboxError, ConfigError):

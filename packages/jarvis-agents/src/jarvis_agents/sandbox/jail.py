@@ -9,9 +9,11 @@
 - a new network namespace (its own loopback and nothing else) unless the run allows network;
 - new IPC and UTS namespaces, a cgroup namespace where the kernel has one, ``--new-session`` (no terminal
   to push input into), ``no_new_privs`` (bwrap always sets it: setuid programs do not elevate);
+- a seccomp filter (:mod:`~jarvis_agents.sandbox.syscalls`, given as ``seccomp_fd``) that refuses sockets
+  other than ``AF_UNIX`` (unless the run allows network), namespaces, mounts, ptrace, kernel modules and more;
 - a mount view of its own: ``/usr`` and the ``/bin``, ``/sbin``, ``/lib*`` links or directories, the few
   ``/etc`` files the dynamic loader reads and the interpreter's own prefix, all read-only; a minimal
-  ``/dev``; the run's work directory, the only writable place; everything else (the host's home,
+  ``/dev`` with a small ``/dev/shm`` of its own (POSIX semaphores: ``multiprocessing``); the run's work directory, the only writable place; everything else (the host's home,
   ``~/.jarvis``, ``/root``, other runs' directories, the project) is absent. The root itself is
   read-only.
 - users: when jarvis runs as root, bwrap keeps only ``CAP_SETUID``/``CAP_SETGID`` and the bootstrap
@@ -34,9 +36,10 @@ from typing import Iterable, List, Optional, Sequence, Set
 import attrs
 
 from jarvis_agents.sandbox.errors import JailUnavailableError
+from jarvis_agents.sandbox.syscalls import seccomp_problem
 
-__all__ = ["BOOTSTRAP_IN_JAIL", "INSTALL_HINT", "ISOLATIONS", "JailStatus", "check_isolation", "jail_argv",
-           "jail_exit_code", "jail_status", "refuse_unjailed"]
+__all__ = ["BOOTSTRAP_IN_JAIL", "INSTALL_HINT", "ISOLATIONS", "SHM_BYTES", "JailStatus", "check_isolation",
+           "check_seccomp", "jail_argv", "jail_exit_code", "jail_status", "refuse_unjailed"]
 
 #: What :class:`~jarvis_agents.sandbox.PythonSandbox` accepts as ``isolation``.
 ISOLATIONS = ("jail", "rlimits")
@@ -45,6 +48,8 @@ INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; 
                 "knowingly with isolation = \"rlimits\" (see docs/sandbox.md)")
 #: Where the bootstrap script appears inside the jail.
 BOOTSTRAP_IN_JAIL = "/run/jarvis/child_bootstrap.py"
+#: The size of the jail's own ``/dev/shm`` (a tmpfs: memory that ``RLIMIT_AS`` does not count).
+SHM_BYTES = 64 * 2**20
 _SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime")
 _ETC_NETWORK = ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/ssl", "/etc/ca-certificates")
@@ -59,10 +64,15 @@ class JailStatus:
     available: bool
     bwrap: Optional[str] = None
     reason: str = ""
+    #: Why the seccomp filter cannot be built here (``""`` when it can).
+    seccomp: str = ""
 
     def describe(self) -> str:
-        """One line for people: ``bubblewrap`` or ``none (<reason>)``."""
-        return "bubblewrap" if self.available else f"none ({self.reason})"
+        """One line for people: ``bubblewrap + seccomp``, ``bubblewrap, no seccomp (<why>)`` or
+        ``none (<reason>)``."""
+        if not self.available:
+            return f"none ({self.reason})"
+        return f"bubblewrap, no seccomp ({self.seccomp})" if self.seccomp else "bubblewrap + seccomp"
 
 
 def check_isolation(isolation: object, key: str) -> str:
@@ -72,6 +82,15 @@ def check_isolation(isolation: object, key: str) -> str:
     if isolation not in ISOLATIONS:
         raise ConfigError(f"isolation must be one of {', '.join(ISOLATIONS)}, got {isolation!r}", key=key)
     return str(isolation)
+
+
+def check_seccomp(seccomp: object, key: str) -> bool:
+    """``seccomp`` when it is a bool, else a :class:`~jarvis_core.errors.ConfigError`."""
+    from jarvis_core.errors import ConfigError
+
+    if not isinstance(seccomp, bool):
+        raise ConfigError(f"seccomp must be true or false, got {seccomp!r}", key=key)
+    return seccomp
 
 
 def jail_exit_code(code: int) -> int:
@@ -87,12 +106,10 @@ def jail_status() -> JailStatus:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return JailStatus(False, reason="bwrap is not installed")
-    if os.geteuid() == 0:
-        return JailStatus(True, bwrap)
-    blocked = _userns_blocked()
+    blocked = "" if os.geteuid() == 0 else _userns_blocked()
     if blocked:
         return JailStatus(False, bwrap, f"user namespaces are not allowed for unprivileged users ({blocked})")
-    return JailStatus(True, bwrap)
+    return JailStatus(True, bwrap, seccomp=seccomp_problem())
 
 
 def _userns_blocked() -> str:
@@ -170,17 +187,22 @@ def jail_argv(
     prefixes: Iterable[str],
     bootstrap: str,
     network: bool = False,
+    seccomp_fd: Optional[int] = None,
 ) -> List[str]:
     """``command`` run inside bubblewrap, the work directory its only writable place (see the module docs).
 
     ``prefixes`` are the interpreter's installation directories (bound read-only unless under ``/usr``);
-    ``bootstrap`` is bound at :data:`BOOTSTRAP_IN_JAIL`. The command starts in ``/``: the work directory
-    belongs to the sandbox user, so the bootstrap enters it after switching to that user.
+    ``bootstrap`` is bound at :data:`BOOTSTRAP_IN_JAIL`. ``seccomp_fd`` is a descriptor the child inherits
+    holding the filter's BPF program (:func:`~jarvis_agents.sandbox.syscalls.filter_fd`); ``None`` runs the
+    jail without one. The command starts in ``/``: the work directory belongs to the sandbox user, so the
+    bootstrap enters it after switching to that user.
     """
     args = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try", "--hostname", "jarvis-sandbox"]
     if not network:
         args.append("--unshare-net")
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
     if os.geteuid() == 0:
         # No user namespace: the bootstrap itself switches to the unprivileged user, which needs these two.
         args += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
@@ -194,5 +216,6 @@ def jail_argv(
         if prefix != "/usr" and not prefix.startswith("/usr/"):
             args += [*_parents(prefix, made), "--ro-bind", prefix, prefix]
     args += [*_parents(BOOTSTRAP_IN_JAIL, made), "--ro-bind", bootstrap, BOOTSTRAP_IN_JAIL, "--proc", "/proc", "--dev", "/dev",
+             "--perms", "1777", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm",
              *_parents(workdir, made), "--bind", workdir, workdir, "--chdir", "/", "--remount-ro", "/", "--", *command]
     return args

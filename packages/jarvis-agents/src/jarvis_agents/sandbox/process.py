@@ -80,12 +80,14 @@ def run_process(
     max_output_bytes: int,
     on_timeout: Optional[Callable[[], None]] = None,
     on_start: Optional[Callable[[int], None]] = None,
+    pass_fds: Sequence[int] = (),
 ) -> ProcessOutcome:
     """Run ``argv``, feed it ``stdin_data``, and return what it printed and how it ended.
 
     ``on_timeout`` runs before the group is killed when the timeout passes (the container runner uses it
     to stop the container, which is not in the client's process group). ``on_start`` receives the child's
     pid (also its process-group id) as soon as it runs, so a caller on another thread can stop it early.
+    ``pass_fds`` are descriptors the child inherits (the jail's seccomp program).
     """
     start = time.monotonic()
     deadline = start + timeout_s
@@ -98,6 +100,7 @@ def run_process(
         cwd=cwd,
         start_new_session=True,
         close_fds=True,
+        pass_fds=tuple(pass_fds),
     )
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     if on_start is not None:

@@ -8,8 +8,10 @@ bootstrap applies the CPU, address-space, file-size, process-count and open-file
 runs as root it switches to an unprivileged user (``nobody``, 65534) first.
 
 With ``isolation="jail"`` (the default) the child runs inside bubblewrap (:mod:`~jarvis_agents.sandbox.jail`):
-its own PID, network, IPC and UTS namespaces and a mount view where only its work directory is writable
-and the host's home, ``~/.jarvis``, other runs' directories and the project are absent. Where the jail
+its own PID, network, IPC and UTS namespaces, a mount view where only its work directory is writable
+and the host's home, ``~/.jarvis``, other runs' directories and the project are absent, and a seccomp
+filter (:mod:`~jarvis_agents.sandbox.syscalls`: no socket but ``AF_UNIX``, no namespaces, mounts or
+ptrace; ``seccomp=False`` leaves it out knowingly). Where the jail
 cannot be had, a run raises :class:`~jarvis_agents.sandbox.errors.JailUnavailableError` (never a silent
 fallback); ``isolation="rlimits"`` accepts the limits-only sandbox knowingly: then the code can open
 network connections, read whatever the sandbox user can read, and a ``setsid`` process outlives the run.
@@ -27,11 +29,14 @@ import tempfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+import attrs
+
 from jarvis_agents.sandbox.errors import SandboxUnavailableError
 from jarvis_agents.sandbox.jail import (
     BOOTSTRAP_IN_JAIL,
     JailStatus,
     check_isolation,
+    check_seccomp,
     jail_argv,
     jail_exit_code,
     jail_status,
@@ -40,8 +45,9 @@ from jarvis_agents.sandbox.jail import (
 from jarvis_agents.sandbox.limits import SandboxLimits
 from jarvis_agents.sandbox.process import run_process
 from jarvis_agents.sandbox.result import SandboxResult, describe_exit
+from jarvis_agents.sandbox.syscalls import filter_fd
 
-__all__ = ["SAFE_PATH", "UNPRIVILEGED_USER", "PythonSandbox"]
+__all__ = ["SAFE_PATH", "UNPRIVILEGED_USER", "Launch", "PythonSandbox"]
 
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 UNPRIVILEGED_USER: Tuple[int, int] = (65534, 65534)  # nobody / nogroup
@@ -49,12 +55,28 @@ _BOOTSTRAP = str(Path(__file__).with_name("child_bootstrap.py"))
 _SHELL = "/bin/sh"
 # Modules the bootstrap itself does not import, so the probe really reads the standard library.
 _PROBE = "import decimal, subprocess, email.message"
-_USABLE: Dict[Tuple[str, Optional[Tuple[int, int]], str], str] = {}  # "" when usable, else why not
+_USABLE: Dict[Tuple[str, Optional[Tuple[int, int]], str, bool], str] = {}  # "" when usable, else why not
 _INTERPRETERS: Dict[str, Tuple[str, Tuple[str, ...]]] = {}
 _WHERE = "import os, sys; print(os.path.realpath(sys.executable)); print(sys.base_prefix); print(sys.base_exec_prefix)"
 # The job holds only dicts, lists, str, int and None, which this format version encodes the same way for
 # every CPython 3 (the child may be another interpreter than this one).
 _MARSHAL_VERSION = 2
+
+
+@attrs.frozen
+class Launch:
+    """How to start one child: ``argv`` and the descriptors it must inherit (``pass_fds``: the jail's seccomp
+    program). :meth:`close` them once the child has started."""
+
+    argv: List[str]
+    fds: Tuple[int, ...] = ()
+
+    def close(self) -> None:
+        for fd in self.fds:
+            try:
+                os.close(fd)
+            except OSError:  # closed already
+                pass
 
 
 class PythonSandbox:
@@ -72,6 +94,8 @@ class PythonSandbox:
     ``isolation`` is ``"jail"`` (default: bubblewrap namespaces; a run raises :class:`JailUnavailableError`
     where they cannot be had) or ``"rlimits"`` (the resource limits only, accepted knowingly). ``network``
     lets a jailed run keep the host's network (default: a network namespace of its own, no connections).
+    ``seccomp`` (default true) puts the jail's seccomp filter on every jailed run; where its library is
+    missing a run raises :class:`SeccompUnavailableError`; ``seccomp=False`` leaves the filter out knowingly.
     """
 
     def __init__(
@@ -82,6 +106,7 @@ class PythonSandbox:
         user: Optional[Tuple[int, int]] = None,
         isolation: str = "jail",
         network: bool = False,
+        seccomp: bool = True,
     ) -> None:
         if os.name != "posix" or not hasattr(os, "killpg"):
             raise SandboxUnavailableError(
@@ -94,11 +119,12 @@ class PythonSandbox:
         self.user = user
         self.isolation = check_isolation(isolation, "sandbox.isolation")
         self.network = bool(network)
+        self.seccomp = check_seccomp(seccomp, "sandbox.seccomp")
         self._python = python
 
     def __repr__(self) -> str:
         return (f"PythonSandbox(limits={self.limits!r}, python={self._python!r}, user={self.user!r}, "
-                f"isolation={self.isolation!r}, network={self.network!r})")
+                f"isolation={self.isolation!r}, network={self.network!r}, seccomp={self.seccomp!r})")
 
     @property
     def jailed(self) -> bool:
@@ -120,7 +146,7 @@ class PythonSandbox:
         candidates = [sys.executable, shutil.which("python3", path=SAFE_PATH)]
         failures = []
         for candidate in dict.fromkeys(c for c in candidates if c):
-            key = (candidate, self.user, self.isolation)
+            key = (candidate, self.user, self.isolation, self.seccomp)
             if key not in _USABLE:
                 probe = self._run({"mode": "python", "code": _PROBE}, SandboxLimits(timeout_s=30), candidate)
                 _USABLE[key] = "" if probe.ok else (probe.stderr.strip()[-500:] or probe.error)
@@ -154,17 +180,20 @@ class PythonSandbox:
         """The child's command line without the jail: the interpreter in isolated mode on the bootstrap."""
         return [python or self.python, "-I", "-S", _BOOTSTRAP]
 
-    def argv(self, workdir: str, python: Optional[str] = None) -> List[str]:
-        """The command line that starts a child in ``workdir``: :meth:`command`, inside the jail when
-        ``isolation="jail"`` (:class:`JailUnavailableError` when this machine cannot give it)."""
+    def launch(self, workdir: str, python: Optional[str] = None) -> Launch:
+        """How to start a child in ``workdir``: :meth:`command`, inside the jail when ``isolation="jail"``
+        (:class:`JailUnavailableError` when this machine cannot give it), with the seccomp filter unless
+        ``seccomp=False`` (:class:`SeccompUnavailableError` when its library is missing)."""
         if not self.jailed:
-            return self.command(python)
+            return Launch(self.command(python))
         status = jail_status()
         if not status.available or status.bwrap is None:
             raise refuse_unjailed(status)
         real, prefixes = _interpreter(python or self.python)
-        return jail_argv([real, "-I", "-S", BOOTSTRAP_IN_JAIL], bwrap=status.bwrap, workdir=workdir,
-                         prefixes=prefixes, bootstrap=_BOOTSTRAP, network=self.network)
+        fd = filter_fd(self.network) if self.seccomp else None
+        return Launch(jail_argv([real, "-I", "-S", BOOTSTRAP_IN_JAIL], bwrap=status.bwrap, workdir=workdir,
+                                prefixes=prefixes, bootstrap=_BOOTSTRAP, network=self.network, seccomp_fd=fd),
+                      () if fd is None else (fd,))
 
     def job(self, job: Dict[str, Any], limits: SandboxLimits, workdir: Optional[str] = None) -> bytes:
         """``job`` with these limits, the user and the directory to run in, encoded for the bootstrap's stdin."""
@@ -174,19 +203,21 @@ class PythonSandbox:
     def _run(self, job: Dict[str, Any], limits: SandboxLimits, python: Optional[str] = None) -> SandboxResult:
         workdir = self.make_workdir()
         try:
-            argv = self.argv(workdir, python)
-            interpreter = argv[0]
+            launch = self.launch(workdir, python)
             try:
                 outcome = run_process(
-                    argv,
+                    launch.argv,
                     stdin_data=self.job(job, limits, workdir),
                     env=child_environment(workdir),
                     cwd=workdir,
                     timeout_s=limits.timeout_s,
                     max_output_bytes=limits.max_output_bytes,
+                    pass_fds=launch.fds,
                 )
             except OSError as exc:
-                raise SandboxUnavailableError(f"cannot start the sandbox interpreter {interpreter}: {exc}") from None
+                raise SandboxUnavailableError(f"cannot start the sandbox interpreter {launch.argv[0]}: {exc}") from None
+            finally:
+                launch.close()
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
         code = self.exit_code(outcome.exit_code)

@@ -152,7 +152,7 @@ class PythonRepl:
         workdir = self.sandbox.make_workdir()
         try:
             # the first use may probe the interpreter (and the jail): off the loop
-            argv = await asyncio.to_thread(self.sandbox.argv, workdir)
+            launch = await asyncio.to_thread(self.sandbox.launch, workdir)
         except BaseException:
             shutil.rmtree(workdir, ignore_errors=True)
             raise
@@ -164,15 +164,17 @@ class PythonRepl:
                                 "args": [json.dumps(settings)]}, self.limits, workdir)
         try:
             proc = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                launch.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                 env=child_environment(workdir), cwd=workdir, start_new_session=True, close_fds=True,
-                pass_fds=(to_child_r, from_child_w),
+                pass_fds=(to_child_r, from_child_w, *launch.fds),
             )
         except OSError as exc:
             for fd in (to_child_r, to_child_w, from_child_r, from_child_w):
                 os.close(fd)
             shutil.rmtree(workdir, ignore_errors=True)
             raise SandboxUnavailableError(f"cannot start the sandbox REPL: {exc}") from None
+        finally:
+            launch.close()
         os.close(to_child_r)
         os.close(from_child_w)
         self._proc, self._workdir, self.pid = proc, workdir, proc.pid

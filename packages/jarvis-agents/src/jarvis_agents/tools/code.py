@@ -16,7 +16,7 @@ whose message is the run's output and reason, so the model reads what went wrong
 from __future__ import annotations
 
 from jarvis_agents.sandbox.errors import SandboxLimitError
-from jarvis_agents.sandbox.jail import check_isolation
+from jarvis_agents.sandbox.jail import check_isolation, check_seccomp
 from jarvis_agents.sandbox.limits import SandboxLimits
 from jarvis_agents.sandbox.python import PythonSandbox
 from jarvis_agents.sandbox.result import SandboxResult
@@ -37,8 +37,9 @@ class CodeRunFailed(RuntimeError):
 
 
 def _sandbox(tool: str, timeout: float, memory_mb: int, max_processes: int, max_output_chars: int,
-             isolation: str) -> PythonSandbox:
+             isolation: str, seccomp: bool) -> PythonSandbox:
     check_isolation(isolation, f"tools.{tool}.isolation")
+    check_seccomp(seccomp, f"tools.{tool}.seccomp")
     try:
         limits = SandboxLimits(
             timeout_s=timeout,
@@ -48,7 +49,7 @@ def _sandbox(tool: str, timeout: float, memory_mb: int, max_processes: int, max_
         )
     except SandboxLimitError as exc:
         raise ConfigError(f"[tools.{tool}]: {exc}", key=f"tools.{tool}") from None
-    return PythonSandbox(limits, isolation=isolation)
+    return PythonSandbox(limits, isolation=isolation, seccomp=seccomp)
 
 
 def _policy(timeout: float, max_output_chars: int, *, confirm: bool) -> ToolPolicy:
@@ -72,7 +73,8 @@ class CodeInterpreterTool(BaseTool):
 
     Options (``[tools.code_interpreter]``): ``timeout`` seconds (30), ``memory_mb`` (1024),
     ``max_processes`` (32), ``max_output_chars`` kept of stdout and of stderr (16000), ``isolation``
-    (``"jail"``, or ``"rlimits"`` to accept the limits-only sandbox knowingly).
+    (``"jail"``, or ``"rlimits"`` to accept the limits-only sandbox knowingly), ``seccomp`` (true: the
+    jail's seccomp filter; false runs the jail without it knowingly).
     """
 
     #: The defaults' policy; an instance's follows its configured timeout and output cap.
@@ -97,9 +99,10 @@ class CodeInterpreterTool(BaseTool):
 
     def __init__(
         self, timeout: float = 30.0, memory_mb: int = 1024, max_processes: int = 32, max_output_chars: int = 16_000,
-        isolation: str = "jail",
+        isolation: str = "jail", seccomp: bool = True,
     ) -> None:
-        self.sandbox = _sandbox("code_interpreter", timeout, memory_mb, max_processes, max_output_chars, isolation)
+        self.sandbox = _sandbox("code_interpreter", timeout, memory_mb, max_processes, max_output_chars, isolation,
+                                seccomp)
         # per instance: the executor's timeout follows the configured one
         self.policy = _policy(timeout, max_output_chars, confirm=False)  # type: ignore[misc]
 
@@ -112,8 +115,8 @@ class ShellExecTool(BaseTool):
     """``shell_exec(command)``: run a ``/bin/sh`` command in the same sandbox; opt-in, and confirmed per call.
 
     Options (``[tools.shell_exec]``): ``enabled`` (must be ``true``), ``timeout`` seconds (30),
-    ``memory_mb`` (1024), ``max_processes`` (32), ``max_output_chars`` (16000), ``isolation`` (as for
-    ``code_interpreter``). There is deliberately no
+    ``memory_mb`` (1024), ``max_processes`` (32), ``max_output_chars`` (16000), ``isolation`` and ``seccomp``
+    (as for ``code_interpreter``). There is deliberately no
     option or argument that passes host environment variables through.
     """
 
@@ -144,6 +147,7 @@ class ShellExecTool(BaseTool):
         max_processes: int = 32,
         max_output_chars: int = 16_000,
         isolation: str = "jail",
+        seccomp: bool = True,
     ) -> None:
         if enabled is not True:
             raise ConfigError(
@@ -151,7 +155,7 @@ class ShellExecTool(BaseTool):
                 "confirmation); to allow it, set `enabled = true` in [tools.shell_exec]",
                 key="tools.shell_exec.enabled",
             )
-        self.sandbox = _sandbox("shell_exec", timeout, memory_mb, max_processes, max_output_chars, isolation)
+        self.sandbox = _sandbox("shell_exec", timeout, memory_mb, max_processes, max_output_chars, isolation, seccomp)
         # per instance: the executor's timeout follows the configured one
         self.policy = _policy(timeout, max_output_chars, confirm=True)  # type: ignore[misc]
 
