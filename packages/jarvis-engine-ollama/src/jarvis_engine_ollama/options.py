@@ -95,16 +95,7 @@ def wire_options(
     is empty: only ``max_tokens`` and ``num_ctx`` are added.
     """
     if checked:
-        out = dict(sampling)
-        if max_tokens is not None:
-            if max_tokens.__class__ is not int:
-                raise InvalidOptionValueError(
-                    "ollama", "max_tokens", "expected an integer (or None for no limit)", value=max_tokens
-                )
-            out["num_predict"] = max_tokens
-        if num_ctx:
-            out["num_ctx"] = num_ctx
-        return out
+        return _with_lengths(dict(sampling), max_tokens, num_ctx)
     out = {}
     for key, value in sampling.items():
         if value is None:
@@ -132,6 +123,11 @@ def wire_options(
         if not isinstance(stop, (list, tuple)) or not all(isinstance(s, str) for s in stop):
             raise InvalidOptionValueError("ollama", "stop", "expected a string or a list of strings", value=stop)
         out["stop"] = list(stop)
+    return _with_lengths(out, max_tokens, num_ctx)
+
+
+def _with_lengths(out: Dict[str, Any], max_tokens: Optional[int], num_ctx: Optional[int]) -> Dict[str, Any]:
+    """``out`` with ``num_predict`` (``max_tokens``, checked) and ``num_ctx`` (unless 0 or ``None``)."""
     if max_tokens is not None:
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
             raise InvalidOptionValueError(
