@@ -21,17 +21,14 @@ from typing import Any, Dict, List, Mapping, Optional, Union
 from jarvis_core.defaults.resolver import Resolved, resolve
 from jarvis_core.prompts import get_provider
 from jarvis_core.testing.plugins import registry_with
+from jarvis_core.testing.transcripts import json_list
 
 __all__ = ["check_default_provider", "check_prompt_case", "load_prompt_cases", "parse_reply", "prompt_case_id"]
 
 
 def load_prompt_cases(path: Union[str, os.PathLike[str]]) -> List[Dict[str, Any]]:
     """Read a case file (a JSON list of cases)."""
-    with open(path, encoding="utf-8") as fh:
-        cases = json.load(fh)
-    if not isinstance(cases, list):
-        raise ValueError(f"{path}: expected a JSON list of cases, got {type(cases).__name__}")
-    return cases
+    return json_list(path, "cases")
 
 
 def prompt_case_id(case: Mapping[str, Any]) -> str:

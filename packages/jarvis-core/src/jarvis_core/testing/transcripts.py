@@ -31,10 +31,15 @@ _EVENT_END = re.compile(r".*?(?:\r\n\r\n|\n\n|\r\r)", re.DOTALL)
 
 def load_transcripts(path: Union[str, os.PathLike[str]]) -> List[dict[str, Any]]:
     """Read a transcript file (a JSON list of transcripts)."""
+    return json_list(path, "transcripts")
+
+
+def json_list(path: Union[str, os.PathLike[str]], what: str) -> List[dict[str, Any]]:
+    """The JSON list of ``what`` in the file at ``path`` (``ValueError`` when it holds something else)."""
     with open(path, encoding="utf-8") as fh:
         data = json.load(fh)
     if not isinstance(data, list):
-        raise ValueError(f"{path}: expected a JSON list of transcripts, got {type(data).__name__}")
+        raise ValueError(f"{path}: expected a JSON list of {what}, got {type(data).__name__}")
     return data
 
 
