@@ -4,6 +4,7 @@ ordinary code still does, network=True, and a missing binding refused unless sec
 from __future__ import annotations
 
 import json
+import os
 import platform
 import sys
 import textwrap
@@ -11,7 +12,13 @@ import textwrap
 import pytest
 
 from jarvis_agents.agents.rlm import RLMAgent
-from jarvis_agents.sandbox import PythonRepl, PythonSandbox, SandboxLimits, SeccompUnavailableError
+from jarvis_agents.sandbox import (
+    JailUnavailableError,
+    PythonRepl,
+    PythonSandbox,
+    SandboxLimits,
+    SeccompUnavailableError,
+)
 from jarvis_agents.sandbox import syscalls as syscalls_module
 from jarvis_agents.sandbox.jail import jail_status
 from jarvis_agents.tools.code import CodeInterpreterTool, ShellExecTool
@@ -181,3 +188,14 @@ def test_the_seccomp_setting_is_checked_and_reaches_the_sandbox(tmp_path):
     assert caught.value.key == "tools.shell_exec.seccomp"
     assert not CodeInterpreterTool(seccomp=False).sandbox.seccomp and PythonSandbox().seccomp
     assert not RLMAgent(FakeEngine(), model="m", seccomp=False).sandbox.seccomp
+
+
+@needs_jail
+def test_a_launch_the_jail_refuses_leaves_no_filter_descriptor_open(monkeypatch, tmp_path):
+    sandbox = PythonSandbox()
+    monkeypatch.setenv("HOME", sys.base_prefix)  # the interpreter's prefix is now a home: never bound
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(3):
+        with pytest.raises(JailUnavailableError, match="home directory"):
+            sandbox.launch(str(tmp_path), python=sys.executable)
+    assert len(os.listdir("/proc/self/fd")) == before

@@ -191,9 +191,14 @@ class PythonSandbox:
             raise refuse_unjailed(status)
         real, prefixes = _interpreter(python or self.python)
         fd = filter_fd(self.network) if self.seccomp else None
-        return Launch(jail_argv([real, "-I", "-S", BOOTSTRAP_IN_JAIL], bwrap=status.bwrap, workdir=workdir,
-                                prefixes=prefixes, bootstrap=_BOOTSTRAP, network=self.network, seccomp_fd=fd),
-                      () if fd is None else (fd,))
+        launch = Launch([], () if fd is None else (fd,))
+        try:
+            argv = jail_argv([real, "-I", "-S", BOOTSTRAP_IN_JAIL], bwrap=status.bwrap, workdir=workdir,
+                             prefixes=prefixes, bootstrap=_BOOTSTRAP, network=self.network, seccomp_fd=fd)
+        except BaseException:
+            launch.close()
+            raise
+        return attrs.evolve(launch, argv=argv)
 
     def job(self, job: Dict[str, Any], limits: SandboxLimits, workdir: Optional[str] = None) -> bytes:
         """``job`` with these limits, the user and the directory to run in, encoded for the bootstrap's stdin."""
