@@ -6,6 +6,7 @@ never starts, after which the agent's executor keeps working."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import pathlib
 import socket
@@ -165,6 +166,25 @@ def test_a_streamable_http_server(home, http_server):
     ok, text = call(ex, "hang")
     assert not ok and "McpServerTimeoutError" in text and "sk-not-in-errors" not in text
     assert "sk-not-in-errors" not in repr(config) and "sk-not-in-errors" not in repr(ex.get("add"))
+
+
+CREDENTIALS = {"Authorization": "Bearer hdr-auth-secret-1", "X-Api-Key": "hdr-key-secret-2",
+               "Cookie": "session=hdr-cookie-secret-3", "X-Team": "infra-team-name"}
+
+
+def test_header_values_are_kept_out_of_results_errors_and_logs(home, http_server, caplog):
+    caplog.set_level(logging.DEBUG)  # the SDK logs every message it receives at DEBUG
+    config = McpServerConfig(url=http_server, headers=CREDENTIALS, timeout=10.0)
+    ex = executor("remote", config, "headers", "reject")
+    ok, quoted = call(ex, "headers")  # a server that quotes the headers it got back
+    assert ok and "x-api-key: ***" in quoted and "authorization: ***" in quoted and "x-team: ***" in quoted, quoted
+    ok, error = call(ex, "reject")  # an error quoting the credentials
+    assert not ok and error == "error: McpToolError: 'reject' failed on MCP server 'remote': Error executing tool " \
+                               "reject: invalid credentials: *** *** ***"
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "SSE message" in logged  # the SDK did log the replies
+    for value in CREDENTIALS.values():
+        assert value not in quoted + error + logged + repr(config) + repr(ex.get("headers"))
 
 
 def test_a_config_needs_exactly_one_transport():

@@ -18,8 +18,9 @@ import logging
 import threading
 from typing import IO, Any, Dict, List, Optional
 
+from jarvis_core.engine.redaction import protect_logs, scrub_error, scrub_text
 from jarvis_mcp.config import McpServerConfig
-from jarvis_mcp.errors import McpServerCrashedError, McpServerTimeoutError, McpStartError, McpToolError
+from jarvis_mcp.errors import McpError, McpServerCrashedError, McpServerTimeoutError, McpStartError, McpToolError
 
 __all__ = ["Connection", "connection", "listing_of", "shutdown"]
 
@@ -115,6 +116,8 @@ class Connection:
     def __init__(self, name: str, config: McpServerConfig) -> None:
         self.name = name
         self.config = config
+        self._secrets = config.secret_values()
+        protect_logs(self._secrets)
         self._client: Any = None
         self._stop: Optional[asyncio.Event] = None
         self._runner: Optional[asyncio.Task[None]] = None
@@ -128,14 +131,24 @@ class Connection:
 
     # -- the public, any-thread API --------------------------------------------------------------------------
     async def acall(self, tool: str, arguments: Dict[str, Any]) -> str:
-        """Call ``tool`` from any event loop; the result's text, or a typed :class:`~jarvis_mcp.McpError`."""
-        return await asyncio.wrap_future(_background().submit(self._call(tool, arguments)))
+        """Call ``tool`` from any event loop; the result's text, or a typed :class:`~jarvis_mcp.McpError`. A
+        server that quotes the token or a header value back gets it masked, in results and errors alike."""
+        try:
+            text: str = await asyncio.wrap_future(_background().submit(self._call(tool, arguments)))
+        except McpError as exc:
+            scrub_error(exc, self._secrets)
+            raise
+        return scrub_text(text, self._secrets)
 
     def list_tools(self) -> List[Dict[str, Any]]:
         """The server's tools (starting it if needed), each as ``{name, description, input_schema,
         annotations}``; blocks the calling thread (not for use on an event loop)."""
         timeout = self.config.startup_timeout + self.config.timeout
-        tools: List[Dict[str, Any]] = _background().submit(self._list()).result(timeout + 5)
+        try:
+            tools: List[Dict[str, Any]] = _background().submit(self._list()).result(timeout + 5)
+        except McpError as exc:
+            scrub_error(exc, self._secrets)
+            raise
         return tools
 
     # -- on the background loop ---------------------------------------------------------------------------------

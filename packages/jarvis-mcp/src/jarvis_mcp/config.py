@@ -12,7 +12,7 @@ exposes.
     [mcp.servers.search]                # a streamable HTTP server
     url = "https://mcp.example.com/mcp"
     token = "..."                       # sent as "Authorization: Bearer ..."; masked by jarvis config show
-    headers = { X-Team = "infra" }
+    headers = { X-Api-Key = "..." }    # every value masked by jarvis config show
     confirm = false                     # its tools run without approval even if not read-only
 """
 
@@ -21,6 +21,8 @@ from __future__ import annotations
 from typing import Dict, List, Optional
 
 import attrs
+
+from jarvis_core.config.schema import METADATA_SECRET, is_secret_field
 
 __all__ = ["McpConfig", "McpServerConfig"]
 
@@ -37,7 +39,8 @@ class McpServerConfig:
     :param command: the program that runs a stdio server; ``args``, ``env`` (added to a minimal
         environment, as the MCP SDK builds it) and ``cwd`` go with it.
     :param url: a streamable HTTP endpoint; ``headers`` are sent with every request and ``token`` as
-        ``Authorization: Bearer <token>``.
+        ``Authorization: Bearer <token>``. Both are secrets: every header value is masked by ``jarvis config
+        show`` and kept out of errors, results and logs.
     :param tools: the server's tools jarvis offers (empty: all it lists).
     :param prefix: put before each tool's name (``"fs_"`` makes ``read_file`` the jarvis tool ``fs_read_file``).
     :param confirm: ``true``: every call needs approval; ``false``: none does; unset: a tool needs approval
@@ -52,7 +55,9 @@ class McpServerConfig:
     env: Dict[str, str] = attrs.field(factory=dict, repr=False)
     cwd: str = ""
     url: str = ""
-    headers: Dict[str, str] = attrs.field(factory=dict, repr=False)
+    # Every header value counts as a secret (Authorization, API keys and cookies travel here): masked by
+    # jarvis config show, and scrubbed from errors, results and logs, whatever the header's name.
+    headers: Dict[str, str] = attrs.field(factory=dict, repr=False, metadata={METADATA_SECRET: True})
     token: str = attrs.field(default="", repr=False)
     tools: List[str] = attrs.Factory(list)
     prefix: str = ""
@@ -64,6 +69,11 @@ class McpServerConfig:
     def __attrs_post_init__(self) -> None:
         if bool(self.command) == bool(self.url):
             raise ValueError("an MCP server needs exactly one of command (stdio) or url (streamable HTTP)")
+
+    def secret_values(self) -> List[str]:
+        """What must never be shown: the token, every header value, and the ``env`` values named like
+        secrets (``API_TOKEN``)."""
+        return [self.token, *self.headers.values(), *(v for k, v in self.env.items() if is_secret_field(k))]
 
 
 @attrs.frozen

@@ -3,7 +3,8 @@
 
 Its tools: ``add`` (read-only, closed world), ``note`` (destructive), ``shout`` (open world, not read-only), ``big`` (a
 result of ``n`` characters), ``crash`` (the process exits mid-call), ``hang`` (never answers), ``failing``
-(an MCP tool error) and ``env`` (reads an environment variable the config passes).
+(an MCP tool error), ``env`` (reads an environment variable the config passes), and over HTTP ``headers``
+(the request's headers, quoted back) and ``reject`` (an error quoting the credentials it was sent).
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import os
 import sys
 import time
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
 server = MCPServer("jarvis-test-server")
@@ -65,6 +67,19 @@ def failing() -> str:
 def env(name: str) -> str:
     """An environment variable of the server process."""
     return os.environ.get(name, "<unset>")
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def headers(ctx: Context) -> str:
+    """The request's headers, as a careless server might quote them."""
+    return "\n".join(f"{k}: {v}" for k, v in sorted((ctx.headers or {}).items()))
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def reject(ctx: Context) -> str:
+    """Refuses, quoting the credentials it was sent."""
+    sent = ctx.headers or {}
+    raise ToolError(f"invalid credentials: {sent.get('authorization')} {sent.get('x-api-key')} {sent.get('cookie')}")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ from typing import Any, Dict, List
 
 import attrs
 
-from jarvis_core.config.schema import JarvisConfig, is_secret_field
+from jarvis_core.config.schema import JarvisConfig, is_secret_field, masked_field
 from jarvis_core.config.validation import dotted
 from jarvis_core.engine.redaction import MASK
 
@@ -26,7 +26,7 @@ def _section_dict(section: Any) -> Dict[str, Any]:
         value = getattr(section, field.name)
         if value is None:
             continue
-        out[field.name] = _plain(_mask(field.name, value))
+        out[field.name] = _plain(masked_field(field, value))
     return out
 
 

@@ -16,6 +16,7 @@ from jarvis_core.engine.limits import check_count, check_finite, check_seconds, 
 from jarvis_core.engine.redaction import MASK
 
 __all__ = [
+    "METADATA_SECRET",
     "SECRET_MARKERS",
     "AgentConfig",
     "EngineSettings",
@@ -26,10 +27,14 @@ __all__ = [
     "PluginSettings",
     "env_var_for",
     "is_secret_field",
+    "masked_field",
 ]
 
 #: A field named like this, or ending in ``_`` + one of these, holds a secret: ``jarvis config show`` masks it.
 SECRET_MARKERS = ("key", "token", "secret", "password", "passwd", "credentials")
+#: Field metadata declaring a secret whatever its name (``attrs.field(metadata={METADATA_SECRET: True})``); a
+#: table of them (HTTP ``headers``) is shown with its keys and every value masked.
+METADATA_SECRET = "jarvis_secret"
 
 
 def is_secret_field(name: str) -> bool:
@@ -39,9 +44,23 @@ def is_secret_field(name: str) -> bool:
     return any(lowered == m or lowered.endswith("_" + m) for m in SECRET_MARKERS)
 
 
+def masked_field(field: attrs.Attribute[Any], value: Any) -> Any:
+    """``value`` of a section's ``field`` as shown: :data:`MASK` when the field is named like a secret or
+    declared one (:data:`METADATA_SECRET`); a declared-secret table keeps its keys and masks every value."""
+    if value is None:
+        return None
+    if field.metadata.get(METADATA_SECRET):
+        return {k: MASK for k in value} if isinstance(value, Mapping) else MASK
+    return MASK if is_secret_field(field.name) else value
+
+
 def env_var_for(engine_key: str) -> str:
     """The environment variable that overrides an engine's host: ``llama-cpp`` → ``LLAMA_CPP_HOST``."""
     return engine_key.upper().replace("-", "_").replace(".", "_") + "_HOST"
+
+
+def _shown(value: Any) -> str:
+    return MASK if value is MASK else repr(value)
 
 
 def _masked_repr(sections: Mapping[str, Any]) -> str:
@@ -49,11 +68,13 @@ def _masked_repr(sections: Mapping[str, Any]) -> str:
     parts = []
     for key, section in sections.items():
         if attrs.has(type(section)):
-            items = {f.name: getattr(section, f.name) for f in attrs.fields(type(section))}
+            fields = attrs.fields(type(section))
+            shown = ", ".join(f"{f.name}={_shown(masked_field(f, getattr(section, f.name)))}" for f in fields)
             name = type(section).__name__
         else:
-            items, name = dict(section), "dict"
-        shown = ", ".join(f"{k}={MASK if is_secret_field(k) and v is not None else repr(v)}" for k, v in items.items())
+            shown = ", ".join(f"{k}={MASK if is_secret_field(k) and v is not None else repr(v)}"
+                              for k, v in dict(section).items())
+            name = "dict"
         parts.append(f"{key!r}: {name}({shown})")
     return "{" + ", ".join(parts) + "}"
 

@@ -22,9 +22,11 @@ MASK = "***"
 #: Shorter "keys" (test placeholders such as ``x``) are not masked: replacing them would garble every message.
 MIN_SECRET_LENGTH = 8
 #: The loggers that can see request or response details (httpcore logs response headers at DEBUG; aiohttp,
-#: the engines' async transport, logs connection failures).
+#: the engines' async transport, logs connection failures; the MCP SDK's client logs every message at DEBUG).
 LOGGERS = ("httpx", "httpcore.connection", "httpcore.http11", "httpcore.http2", "httpcore.proxy", "aiohttp.client",
-           "aiohttp.internal", "jarvis_core", "jarvis_engine_ollama", "jarvis_engine_openai_compat", "jarvis_engine_cloud")
+           "aiohttp.internal", "jarvis_core", "jarvis_engine_ollama", "jarvis_engine_openai_compat", "jarvis_engine_cloud",
+           "httpx2", "mcp.client.streamable_http", "mcp.client.stdio", "mcp.client.client",
+           "mcp.shared.jsonrpc_dispatcher", "jarvis_mcp.client")
 
 
 class Secret:
