@@ -90,3 +90,40 @@ def test_agent_runs_tool_calls_retries_and_bounded_labels():
     models = {dict(k[1]).get("model") for k in found if k[0] == "jarvis_requests_total"}
     assert len(models) == MAX_LABEL_VALUES + 1 and "other" in models
     assert value(found, "jarvis_requests_total", engine="e", model="other", stream="false", status="ok") == 50
+
+
+def test_requests_refused_before_the_engine_are_counted_by_route_and_error_code(serve):
+    """Bad JSON, a body too large, an unsupported field, a failed authentication, an unknown path and a model
+    the engine does not know: each is counted by route template, status and error code, and nothing the client
+    sent (the model name, the path) becomes a label value."""
+    from jarvis_server.settings import ServerSettings
+
+    token = "s3cret-token-value"
+    engine = InstrumentedEngine(FakeEngine([E.ModelNotFoundError("no such model", engine_id="fake",
+                                                                  status_code=404)]))
+    server = serve(engine, token=token.encode(), settings=ServerSettings(max_body_bytes=4096))
+    client = openai.OpenAI(base_url=server.url + "/v1", api_key=token, max_retries=0)
+    auth = {"authorization": f"Bearer {token}", "content-type": "application/json"}
+    url = server.url + "/v1/chat/completions"
+    assert httpx.post(url, content=b'{"model": ', headers=auth).status_code == 400
+    assert httpx.post(url, content=b'{"x": "' + b"a" * 8192 + b'"}', headers=auth).status_code == 413
+    with pytest.raises(openai.BadRequestError):
+        client.chat.completions.create(model="m", messages=ASK, extra_body={"frobnicate": 1})
+    with pytest.raises(openai.AuthenticationError):
+        openai.OpenAI(base_url=server.url + "/v1", api_key="wrong-token-value", max_retries=0).models.list()
+    assert httpx.get(server.url + "/v1/no-such-route-abc", headers=auth).status_code == 404
+    with pytest.raises(openai.NotFoundError):
+        client.chat.completions.create(model="nosuch-model-xyz", messages=ASK)
+
+    text = scrape(server, token).text
+    found = samples(text)
+    name = "jarvis_http_error_responses_total"
+    chat = "/v1/chat/completions"
+    assert value(found, name, route=chat, status="400", error_type="invalid_request") == 1
+    assert value(found, name, route=chat, status="413", error_type="body_too_large") == 1
+    assert value(found, name, route=chat, status="400", error_type="unsupported_parameter") == 1
+    assert value(found, name, route="/v1/models", status="401", error_type="invalid_api_key") == 1
+    assert value(found, name, route="other", status="404", error_type="not_found") == 1
+    assert value(found, name, route=chat, status="404", error_type="model_not_found") == 1
+    assert value(found, "jarvis_requests_total", engine="fake", model="unknown", stream="false", status="error") == 1
+    assert "nosuch-model-xyz" not in text and "no-such-route-abc" not in text and "frobnicate" not in text

@@ -57,6 +57,8 @@ class EventType(str, enum.Enum, metaclass=_EventTypeMeta):
     PROMPT_TRUNCATED = "engine.prompt_truncated"
     #: A request is being retried (rate limit, server error).
     REQUEST_RETRY = "engine.retry"
+    #: ``jarvis serve`` answered a request with an error status (``route``, ``status``, ``error_type``).
+    HTTP_ERROR_RESPONSE = "server.error_response"
     WORKER_STARTING = "worker.starting"
     WORKER_READY = "worker.ready"
     WORKER_RESTART = "worker.restart"

@@ -17,6 +17,7 @@ from starlette.routing import BaseRoute, Route
 
 from jarvis_core.errors import ConfigError
 from jarvis_server import openai_routes
+from jarvis_server.error_responses import ErrorResponses
 from jarvis_server.managed.routes import managed_routes
 from jarvis_server.mounts import ServerMount, lifespans, server_mounts
 from jarvis_server.request_body import BodyLimit
@@ -112,8 +113,10 @@ def create_app(
             if managed is not None:
                 await managed.stop()
 
-    inner = Starlette(routes=_routes(state, mounts), lifespan=lifespan)
+    routes = _routes(state, mounts)
+    inner = Starlette(routes=routes, lifespan=lifespan)
     inner.state.jarvis = state
-    layer = SecurityLayer(BodyLimit(inner, state.settings.max_body_bytes), token=token, allowed_hosts=allowed_hosts)
+    errors = ErrorResponses(BodyLimit(inner, state.settings.max_body_bytes), routes)
+    layer = SecurityLayer(errors, token=token, allowed_hosts=allowed_hosts, on_refusal=errors.refused)
     holder.append(layer)
     return layer

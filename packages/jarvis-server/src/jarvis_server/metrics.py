@@ -9,10 +9,13 @@ behind the same security layer as every route (the ``Host`` allow-list and the b
 Metrics (all prefixed ``jarvis_``): ``requests_total`` {engine, model, stream, status}, ``request_errors_total``
 {engine, error_type}, ``request_duration_seconds`` and ``time_to_first_token_seconds`` histograms {engine,
 model}, ``tokens_total`` {engine, model, kind = prompt | completion}, ``active_streams`` {engine},
-``agent_runs_total`` {agent, stop_reason}, ``tool_calls_total`` {tool, ok}, ``retries_total`` {engine, status}
-and ``fallbacks_total`` {requested, used}. A label fed by a client (the model name) keeps at most
-:data:`MAX_LABEL_VALUES` distinct values; the rest are counted as ``other``, so no client can grow the
-registry without bound.
+``agent_runs_total`` {agent, stop_reason}, ``tool_calls_total`` {tool, ok}, ``retries_total`` {engine, status},
+``fallbacks_total`` {requested, used} and ``http_error_responses_total`` {route, status, error_type}: every
+request answered with an error status, the ones refused before the engine (bad JSON, body too large,
+unsupported field, authentication, unknown path) included, labelled by route template and error code only
+(:mod:`jarvis_server.error_responses`). A label fed by a client (the model name) keeps at most
+:data:`MAX_LABEL_VALUES` distinct values; the rest are counted as ``other``, and a model the engine does not
+know is counted as ``unknown``, so no client can grow the registry without bound.
 """
 
 from __future__ import annotations
@@ -73,12 +76,16 @@ class ServerMetrics:
         self.retries = Counter("jarvis_retries", "Requests retried.", ["engine", "status"], registry=r)
         self.fallbacks = Counter("jarvis_fallbacks", "Requests sent to a fallback engine.", ["requested", "used"],
                                  registry=r)
+        self.error_responses = Counter("jarvis_http_error_responses",
+                                       "Requests answered with an error status, by route and error code.",
+                                       ["route", "status", "error_type"], registry=r)
         self._model = _Bounded()
         self._name = _Bounded()
         self._handlers: Dict[EventType, Callable[[Event], None]] = {
             EventType.INFERENCE_START: self._start, EventType.INFERENCE_END: self._end,
             EventType.AGENT_TURN_END: self._agent, EventType.TOOL_CALL_END: self._tool,
             EventType.REQUEST_RETRY: self._retry, EventType.ENGINE_FALLBACK: self._fallback,
+            EventType.HTTP_ERROR_RESPONSE: self._error_response,
         }
 
     def observe(self, event: Event) -> None:
@@ -97,7 +104,9 @@ class ServerMetrics:
 
     def _end(self, event: Event) -> None:
         d = event.data
-        engine, model = self._name(d.get("engine")), self._model(d.get("model"))
+        engine = self._name(d.get("engine"))
+        # A model the engine does not know is a client's word: not a label value of its own.
+        model = "unknown" if d.get("error_type") == "ModelNotFoundError" else self._model(d.get("model"))
         streamed = "chunks" in d
         if streamed:
             self.active_streams.labels(engine).dec()
@@ -125,6 +134,11 @@ class ServerMetrics:
 
     def _retry(self, event: Event) -> None:
         self.retries.labels(self._name(event.data.get("engine")), str(event.data.get("status") or "none")).inc()
+
+    def _error_response(self, event: Event) -> None:
+        d = event.data
+        self.error_responses.labels(self._name(d.get("route")), str(d.get("status")),
+                                    self._name(d.get("error_type"))).inc()
 
     def _fallback(self, event: Event) -> None:
         self.fallbacks.labels(self._name(event.data.get("requested")), self._name(event.data.get("used"))).inc()

@@ -38,6 +38,7 @@ import logging
 from typing import Any, Dict, List, Optional, Tuple
 
 from jarvis_core import errors as E
+from jarvis_server.error_responses import note_error
 from jarvis_server.withheld import log_withheld, withheld_message
 
 __all__ = ["RequestError", "error_body", "error_for", "sse_error"]
@@ -91,7 +92,14 @@ _MAP: List[Tuple[type, int, str]] = [
 
 
 def error_for(exc: BaseException) -> Tuple[int, Dict[str, Any], Dict[str, str]]:
-    """``(status, body, headers)`` for an exception raised while answering a request."""
+    """``(status, body, headers)`` for an exception raised while answering a request (its code is noted for
+    ``/metrics``: :mod:`jarvis_server.error_responses`)."""
+    status, body, headers = _error_for(exc)
+    note_error(body["error"]["code"])
+    return status, body, headers
+
+
+def _error_for(exc: BaseException) -> Tuple[int, Dict[str, Any], Dict[str, str]]:
     if isinstance(exc, RequestError):
         return exc.status, error_body(exc.status, str(exc), code=exc.code, param=exc.param), {}
     headers: Dict[str, str] = {}

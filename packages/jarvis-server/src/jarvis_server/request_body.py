@@ -16,6 +16,7 @@ from typing import Any, Awaitable, Callable
 import anyio
 from starlette.requests import Request
 
+from jarvis_server.error_responses import note_error
 from jarvis_server.openai_errors import RequestError, error_body
 from jarvis_server.state import server_state
 
@@ -64,6 +65,7 @@ class BodyLimit:
         except BodyTooLarge as exc:
             if started:
                 raise
+            note_error(exc.code)
             body = json.dumps(error_body(413, str(exc), code=exc.code)).encode()
             await send({"type": "http.response.start", "status": 413, "headers": [
                 (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})

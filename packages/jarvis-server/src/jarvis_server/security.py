@@ -107,7 +107,8 @@ async def _refuse(send: Any, status: int, message: str, code: str, *, auth: bool
 class SecurityLayer:
     """ASGI middleware applying the ``Host`` allow-list and, when a token is set, bearer authentication."""
 
-    def __init__(self, app: ASGIApp, *, token: Optional[bytes], allowed_hosts: FrozenSet[str]) -> None:
+    def __init__(self, app: ASGIApp, *, token: Optional[bytes], allowed_hosts: FrozenSet[str],
+                 on_refusal: Optional[Callable[[Any, int, str], None]] = None) -> None:
         if token is not None and not isinstance(token, bytes):
             raise TypeError("SecurityLayer needs the token as bytes (see check_token)")
         if not allowed_hosts:
@@ -116,6 +117,8 @@ class SecurityLayer:
         self._token = token
         self._hosts = allowed_hosts
         self._any_host = "*" in allowed_hosts
+        #: ``(scope, status, code)`` for each request refused here (``/metrics`` counts them).
+        self._on_refusal = on_refusal
 
     @property
     def any_host(self) -> bool:
@@ -141,14 +144,19 @@ class SecurityLayer:
             return
         host = _host_name((_header(scope, b"host") or b"").decode("latin-1"))
         if not self._any_host and host not in self._hosts:
-            await _refuse(send, 400, "the Host header names a host this server does not serve "
-                          "(add it with --allow-host if it is yours)", "host_not_allowed")
+            await self._refuse(scope, send, 400, "the Host header names a host this server does not serve "
+                               "(add it with --allow-host if it is yours)", "host_not_allowed")
             return
         if self._token is not None and scope.get("path") not in OPEN_PATHS and not self._authorized(scope):
-            await _refuse(send, 401, "missing or invalid bearer token (send 'Authorization: Bearer <token>')",
-                          "invalid_api_key", auth=True)
+            await self._refuse(scope, send, 401, "missing or invalid bearer token (send 'Authorization: Bearer "
+                               "<token>')", "invalid_api_key", auth=True)
             return
         await self.app(scope, receive, send)
+
+    async def _refuse(self, scope: Any, send: Any, status: int, message: str, code: str, *, auth: bool = False) -> None:
+        if self._on_refusal is not None:
+            self._on_refusal(scope, status, code)
+        await _refuse(send, status, message, code, auth=auth)
 
     def _authorized(self, scope: Any) -> bool:
         assert self._token is not None
