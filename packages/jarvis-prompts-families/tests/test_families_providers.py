@@ -10,7 +10,13 @@ import pytest
 from jarvis_core import Jarvis
 from jarvis_core.prompts import PromptProvider, get_provider
 from jarvis_core.prompts.blocks import DATE_KEYS
-from jarvis_core.testing import FakeEngine, check_default_provider
+from jarvis_core.testing import (
+    SAMPLE_COMMANDS,
+    SAMPLE_CONTEXT,
+    FakeEngine,
+    check_default_provider,
+    check_shared_prompt,
+)
 from jarvis_core.types import Role
 from jarvis_prompts_families.plugin import MODEL_RULES, PROVIDERS
 
@@ -22,11 +28,7 @@ WEATHER = {"type": "function", "function": {
     "allow_direct_answer": False, "antipatterns": ["questions about climate history"]}}
 TIMER = {"name": "set_timer", "description": "Start a countdown",
          "parameters": {"type": "object", "properties": {"duration_seconds": {"type": "integer", "minimum": 1}}}}
-CONTEXT = {"room": "kitchen", "speaker_name": "alex", "voice_mode": "brief", "user_memories": ["takes tea black"],
-           "agents": {"home_assistant": {"devices": [{"entity_id": "light.kitchen", "name": "Kitchen light",
-                                                      "area": "kitchen"}]}}}
-COMMANDS = [{"command_name": "get_weather", "allow_direct_answer": False},
-            {"command_name": "tell_joke", "allow_direct_answer": True}]
+CONTEXT, COMMANDS = SAMPLE_CONTEXT, list(SAMPLE_COMMANDS)
 ENGINE_OPTIONS = {"response_format"}
 FAMILIES = {"Hermes": "hermes", "Llama": "llama", "Mistral": "mistral", "Mixtral": "mistral",
             "Ministral": "ministral", "Gemma": "gemma"}
@@ -48,12 +50,7 @@ def test_every_provider_is_a_provider_with_its_name_capabilities_and_the_shared_
     assert caps["size_tier"] in ("small", "medium", "large")
     assert caps["use_tool_classifier"] is True and caps["supports_native_tools"] is False
     assert p.get_response_format() == (None if name == "LlamaSmallUntrained" else {"type": "text"})
-    prompt = _prompt(name)
-    assert prompt.startswith("You are Jarvis, a function calling voice assistant.\nContext: room=kitchen, style=brief")
-    assert "You are speaking with alex." in prompt and "- takes tea black" in prompt
-    assert "Kitchen light (light.kitchen)" in prompt
-    assert "Always call, never answer from memory: get_weather" in prompt
-    assert "never invent live data" in prompt
+    prompt = check_shared_prompt(name, [WEATHER, TIMER])
     assert all(f'"{key}"' in prompt for key in DATE_KEYS)
     assert "get_weather" in prompt and "set_timer" in prompt
     assert "allow_direct_answer" not in prompt  # Jarvis extras stay out of the schemas

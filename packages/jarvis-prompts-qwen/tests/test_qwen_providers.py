@@ -11,7 +11,13 @@ from jarvis_core import Jarvis
 from jarvis_core.prompts import JarvisReply, PromptDrivenAgent, PromptProvider, PromptSession, get_provider
 from jarvis_core.prompts.blocks import DATE_KEYS
 from jarvis_core.prompts.session import TOOL_CALL_REQUIRED
-from jarvis_core.testing import FakeEngine, check_default_provider
+from jarvis_core.testing import (
+    SAMPLE_COMMANDS,
+    SAMPLE_CONTEXT,
+    FakeEngine,
+    check_default_provider,
+    check_shared_prompt,
+)
 from jarvis_core.types import Completion, Role, ToolCall
 from jarvis_prompts_qwen.plugin import MODEL_RULES, PROVIDERS
 
@@ -21,11 +27,7 @@ WEATHER = {"type": "function", "function": {
     "allow_direct_answer": False, "antipatterns": ["questions about climate history"]}}
 TIMER = {"name": "set_timer", "description": "Start a countdown",
          "parameters": {"type": "object", "properties": {"duration_seconds": {"type": "integer"}}}}
-CONTEXT = {"room": "kitchen", "speaker_name": "alex", "voice_mode": "brief", "user_memories": ["takes tea black"],
-           "agents": {"home_assistant": {"devices": [{"entity_id": "light.kitchen", "name": "Kitchen light",
-                                                      "area": "kitchen"}]}}}
-COMMANDS = [{"command_name": "get_weather", "allow_direct_answer": False},
-            {"command_name": "tell_joke", "allow_direct_answer": True}]
+CONTEXT, COMMANDS = SAMPLE_CONTEXT, list(SAMPLE_COMMANDS)
 ENGINE_OPTIONS = {"response_format"}
 
 
@@ -49,13 +51,8 @@ def test_every_provider_is_a_provider_with_its_name_and_capabilities(name):
     assert caps["use_tool_classifier"] is True
     assert caps["supports_native_tools"] is (name == "Qwen3_5_9B_Compressed")
     assert p.get_response_format() == (None if caps["supports_native_tools"] else {"type": "text"})
-    prompt = _prompt(name)
-    assert prompt.startswith("You are Jarvis, a function calling voice assistant.\nContext: room=kitchen, style=brief")
-    assert "You are speaking with alex." in prompt and "- takes tea black" in prompt
-    assert "Kitchen light (light.kitchen)" in prompt
-    assert "Always call, never answer from memory: get_weather" in prompt
+    prompt = check_shared_prompt(name, [WEATHER, TIMER])
     assert "May be answered directly when you know the answer: tell_joke" in prompt
-    assert "never invent live data" in prompt  # the anti-hallucination rule is in every prompt
 
 
 @pytest.mark.parametrize("name", [n for n in PROVIDERS if n not in ("Qwen3_5_9B_Compressed", "Qwen25_14B_Untrained")])

@@ -15,8 +15,9 @@ imports pytest at import time, except :mod:`jarvis_core.testing.pytest_plugin` (
   constants (:data:`PROMPT`, :data:`TOOL_PROMPT`, :data:`WEATHER_TOOL`, :data:`SECRET`) and
   :class:`LiveServer` for pointing it at a real server.
 - :func:`load_prompt_cases` / :func:`check_prompt_case` / :func:`parse_reply` / :func:`prompt_case_id`:
-  recorded replies each prompt provider must read as recorded; :func:`check_default_provider`: the
-  backend-default rule that names a provider for a model.
+  recorded replies each prompt provider must read as recorded; :func:`check_shared_prompt` (with
+  :data:`SAMPLE_CONTEXT`, :data:`SAMPLE_COMMANDS`): the blocks every prompt shares;
+  :func:`check_default_provider`: the backend-default rule that names a provider for a model.
 - :func:`store_conformance`: the checks every :class:`~jarvis_core.stores.SessionStore` /
   :class:`~jarvis_core.stores.StateStore` implementation passes (the core's SQLite store and a server's).
 
@@ -60,6 +61,9 @@ _LAZY = {
     "store_conformance": "jarvis_core.testing.store_conformance",
     "check_default_provider": "jarvis_core.testing.prompt_cases",
     "check_prompt_case": "jarvis_core.testing.prompt_cases",
+    "check_shared_prompt": "jarvis_core.testing.prompt_cases",
+    "SAMPLE_COMMANDS": "jarvis_core.testing.prompt_cases",
+    "SAMPLE_CONTEXT": "jarvis_core.testing.prompt_cases",
     "load_prompt_cases": "jarvis_core.testing.prompt_cases",
     "parse_reply": "jarvis_core.testing.prompt_cases",
     "prompt_case_id": "jarvis_core.testing.prompt_cases",
@@ -67,6 +71,8 @@ _LAZY = {
 
 __all__ = [
     "PROMPT",
+    "SAMPLE_COMMANDS",
+    "SAMPLE_CONTEXT",
     "SCENARIOS",
     "SECRET",
     "TOOL_PROMPT",
@@ -84,6 +90,7 @@ __all__ = [
     "body_matches",
     "check_default_provider",
     "check_prompt_case",
+    "check_shared_prompt",
     "closed_port_url",
     "exchange_from_transcript",
     "exchanges_from_transcripts",
@@ -120,8 +127,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from jarvis_core.testing.fake_engine import EngineCall, FakeEngine
     from jarvis_core.testing.plugins import installed_registry, registry_with, simple_plugin
     from jarvis_core.testing.prompt_cases import (
+        SAMPLE_COMMANDS,
+        SAMPLE_CONTEXT,
         check_default_provider,
         check_prompt_case,
+        check_shared_prompt,
         load_prompt_cases,
         parse_reply,
         prompt_case_id,
