@@ -46,13 +46,9 @@ def llama_url() -> Iterator[str]:
         path = launch.smollm2_model_path()
     except Exception as exc:  # the model package is missing: say how to get it
         pytest.skip(str(exc))
-    server = launch.ServerProcess(launch.ServerSpec(path, slots=1, ctx_per_slot=4096, threads=2, alias="smollm2"))
-    server.start()
-    try:
+    with launch.ServerProcess(launch.ServerSpec(path, slots=1, ctx_per_slot=4096, threads=2, alias="smollm2")).start() as server:  # stopped on leaving
         server.wait_ready(timeout=180)
         yield server.url
-    finally:
-        server.stop()
 
 
 @pytest.fixture

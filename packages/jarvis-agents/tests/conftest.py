@@ -19,10 +19,6 @@ def llama_url() -> Iterator[str]:
         pytest.skip(str(exc))
     # One thread: on a loaded 2-core machine two llama.cpp threads wait on each other at every barrier, and
     # SmolLM2 decoded ~8x slower (3-4 tokens/s against 25-30), which made the operative test run for 20+ min.
-    server = launch.ServerProcess(launch.ServerSpec(path, slots=1, ctx_per_slot=4096, threads=1, alias="smollm2"))
-    server.start()
-    try:
+    with launch.ServerProcess(launch.ServerSpec(path, slots=1, ctx_per_slot=4096, threads=1, alias="smollm2")).start() as server:  # stopped on leaving
         server.wait_ready(timeout=180)
         yield server.url
-    finally:
-        server.stop()

@@ -25,13 +25,9 @@ def llama() -> Iterator[str]:
         path = launch.smollm2_model_path()
     except Exception as exc:
         pytest.skip(str(exc))
-    server = launch.ServerProcess(launch.ServerSpec(path, slots=2, ctx_per_slot=2048, threads=2, alias="smollm2"))
-    server.start()
-    try:
+    with launch.ServerProcess(launch.ServerSpec(path, slots=2, ctx_per_slot=2048, threads=2, alias="smollm2")).start() as server:  # stopped on leaving
         server.wait_ready(timeout=180)
         yield server.url
-    finally:
-        server.stop()
 
 
 @pytest.fixture
