@@ -10,17 +10,14 @@ defined here and registered in-process.
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Dict, Iterator, List
+from typing import Iterator
 
-import httpx
 import pytest
 
 from jarvis_core.cli.main import main
 from jarvis_core.plugins.registry import get_registry, reset_registry
 from jarvis_core.prompts import JarvisReply, PromptSession, get_provider
-from jarvis_core.testing import installed_registry, simple_plugin
+from jarvis_core.testing import RecordingProxy, installed_registry, simple_plugin
 from jarvis_core.types import ToolSpec
 
 pytestmark = [pytest.mark.llamacpp, pytest.mark.slow]
@@ -52,39 +49,10 @@ def llama_url() -> Iterator[str]:
 
 
 @pytest.fixture
-def recording_proxy(llama_url: str) -> Iterator[Any]:
-    """A loopback HTTP proxy to the server that keeps every request (method, path, JSON body)."""
-    seen: List[Dict[str, Any]] = []
-    client = httpx.Client(base_url=llama_url, timeout=300)
-
-    class Handler(BaseHTTPRequestHandler):
-        def _forward(self) -> None:
-            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            seen.append({"method": self.command, "path": self.path, "json": json.loads(body) if body else None})
-            reply = client.request(self.command, self.path, content=body,
-                                   headers={"Content-Type": self.headers.get("Content-Type", "application/json")})
-            self.send_response(reply.status_code)
-            self.send_header("Content-Type", reply.headers.get("content-type", "application/json"))
-            self.send_header("Content-Length", str(len(reply.content)))
-            self.end_headers()
-            self.wfile.write(reply.content)
-
-        do_GET = do_POST = _forward
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    server.seen = seen  # type: ignore[attr-defined]
-    server.url = f"http://127.0.0.1:{server.server_address[1]}"  # type: ignore[attr-defined]
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        client.close()
+def recording_proxy(llama_url: str) -> Iterator[RecordingProxy]:
+    """A loopback proxy to the server that keeps every request (method, path, JSON body)."""
+    with RecordingProxy(llama_url) as proxy:
+        yield proxy
 
 
 @pytest.fixture

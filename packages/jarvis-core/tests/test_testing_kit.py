@@ -186,3 +186,21 @@ def test_fixtures_work_from_a_plugin_authors_conftest(tmp_path):
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "1 passed" in proc.stdout
+
+
+# -- RecordingProxy -----------------------------------------------------------------------------------
+def test_recording_proxy_forwards_and_keeps_each_request():
+    import httpx
+
+    from jarvis_core.testing import Exchange, RecordingProxy, ReplayServer
+
+    backend = [Exchange("GET", "/v1/models", json={"data": []}), Exchange("POST", "/echo", status=201, json={"ok": 1})]
+    with ReplayServer(backend) as target, RecordingProxy(target.url) as proxy:
+        assert httpx.get(proxy.url + "/v1/models").json() == {"data": []}
+        posted = httpx.post(proxy.url + "/echo", json={"a": [1, 2]})
+        assert (posted.status_code, posted.json()) == (201, {"ok": 1})
+        assert [r.json for r in target.requests] == [None, {"a": [1, 2]}]
+    assert proxy.seen == [{"method": "GET", "path": "/v1/models", "json": None},
+                          {"method": "POST", "path": "/echo", "json": {"a": [1, 2]}}]
+    with pytest.raises(RuntimeError, match="not started"):
+        _ = proxy.url

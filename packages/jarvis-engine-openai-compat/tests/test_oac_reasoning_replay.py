@@ -4,15 +4,12 @@ records the bodies) carries it, the server accepts it, and messages without reas
 
 from __future__ import annotations
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Dict, Iterator, List
+from typing import Any, Iterator
 
-import httpx
 import pytest
 
 from jarvis_core.engine.openai_wire import build_chat_payload
+from jarvis_core.testing import RecordingProxy
 from jarvis_core.types import Message, Role
 from jarvis_engine_openai_compat.engines.llamacpp import LlamaCppEngine
 
@@ -27,36 +24,9 @@ HISTORY = [
 
 
 @pytest.fixture
-def recording_proxy(llama_server: Any) -> Iterator[Any]:
-    seen: List[Dict[str, Any]] = []
-    client = httpx.Client(base_url=llama_server.url, timeout=120)
-
-    class Handler(BaseHTTPRequestHandler):
-        def _forward(self) -> None:
-            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            seen.append({"path": self.path, "json": json.loads(body) if body else None})
-            reply = client.request(self.command, self.path, content=body, headers={"Content-Type": "application/json"})
-            self.send_response(reply.status_code)
-            self.send_header("Content-Type", reply.headers.get("content-type", "application/json"))
-            self.send_header("Content-Length", str(len(reply.content)))
-            self.end_headers()
-            self.wfile.write(reply.content)
-
-        do_GET = do_POST = _forward
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    server.seen = seen  # type: ignore[attr-defined]
-    server.url = f"http://127.0.0.1:{server.server_address[1]}"  # type: ignore[attr-defined]
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        client.close()
+def recording_proxy(llama_server: Any) -> Iterator[RecordingProxy]:
+    with RecordingProxy(llama_server.url, timeout=120) as proxy:
+        yield proxy
 
 
 def test_reasoning_in_the_history_reaches_a_real_llama_cpp_server(recording_proxy):

@@ -7,6 +7,7 @@ imports pytest at import time, except :mod:`jarvis_core.testing.pytest_plugin` (
   (JSON, NDJSON, SSE, raw chunks; delays, broken streams, hangs); :func:`exchanges_from_transcripts` loads
   the recorded transcript shapes.
 - :class:`FakeEngine`: a scripted :class:`~jarvis_core.engine.base.InferenceEngine` that records its calls.
+- :class:`RecordingProxy`: a loopback proxy in front of a real server that keeps every request it forwards.
 - :func:`registry_with` / :func:`installed_registry` / :func:`simple_plugin`: in-process plugins for one
   test; :class:`RecordingBus`: an event bus that keeps what was published.
 - :func:`source_plugin` / :func:`source_registry`: the plugin under test, registered from its source
@@ -46,6 +47,7 @@ _LAZY = {
     "installed_registry": "jarvis_core.testing.plugins",
     "simple_plugin": "jarvis_core.testing.plugins",
     "RecordingBus": "jarvis_core.testing.recording_bus",
+    "RecordingProxy": "jarvis_core.testing.recording_proxy",
     "EngineConformance": "jarvis_core.testing.conformance",
     "run_engine_conformance": "jarvis_core.testing.conformance",
     "closed_port_url": "jarvis_core.testing.conformance",
@@ -85,6 +87,7 @@ __all__ = [
     "RecordedRequest",
     "LiveServer",
     "RecordingBus",
+    "RecordingProxy",
     "ReplayServer",
     "UNMATCHED_STATUS",
     "body_matches",
@@ -137,6 +140,7 @@ if TYPE_CHECKING:  # pragma: no cover
         prompt_case_id,
     )
     from jarvis_core.testing.recording_bus import RecordingBus
+    from jarvis_core.testing.recording_proxy import RecordingProxy
     from jarvis_core.testing.replay import UNMATCHED_STATUS, Exchange, RecordedRequest, ReplayServer, body_matches
     from jarvis_core.testing.source_checkout import source_plugin, source_registry
     from jarvis_core.testing.store_conformance import store_conformance
