@@ -56,7 +56,8 @@ def managed(tmp_path):
         path = db if db is not None else tmp_path / f"agents-{len(made)}.db"
         # The test agents and tools are not on the [server] allow-lists' defaults: allow any (the lists are
         # tested against a real `jarvis serve` in test_hostile_clients).
-        service = ManagedAgents(Store.open(path), engine, model=model, registry=registry, settings=ANY)
+        service = ManagedAgents(Store.open(path), engine, model=model, registry=registry, settings=ANY,
+                                config=kwargs.get("config"), engine_key="fake")
         server = BackgroundServer(create_app(engine, engine_key="fake", model=model, managed=service,
                                              **{"settings": ANY, **kwargs})).start()
         made.append((server, service))

@@ -7,7 +7,9 @@
     smart = { model = "qwen3:32b", engine = "ollama", options = { temperature = 0.2 } }
 
 An alias is accepted wherever a model is named: ``--model``, ``Jarvis(model=...)``, ``ask(..., model=...)``,
-``[engine] model``, ``jarvis serve --model`` and the ``model`` field of a request to ``jarvis serve``. It
+``[engine] model``, ``[agents.<key>] model`` (:func:`jarvis_core.agents.factory.agent_model_alias`),
+``jarvis serve --model``, the ``model`` field of a request to ``jarvis serve`` and a managed agent's
+``config.model``. It
 becomes its model; its engine is used unless one was named explicitly (``--engine``, ``engine=``); its
 options are defaults that explicit arguments beat. ``jarvis aliases`` lists, sets and removes them, and
 ``jarvis models`` shows them. An alias never names another alias.

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from jarvis_core.tools.executor import Approver
     from jarvis_core.types import MessageLike
 
-__all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_SYSTEM_PROMPT", "EngineUse", "Prompt", "RequestScope"]
+__all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_SYSTEM_PROMPT", "AliasEngine", "EngineUse", "Prompt", "RequestScope"]
 
 #: Small models answer far better with a system prompt; this one is neutral.
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
@@ -32,6 +32,9 @@ Prompt = Union[str, Sequence["MessageLike"]]
 #: ``use(model)`` -> engine, its registry key and the model for one request: ``model`` when given (the engine
 #: is picked, the default model is not resolved), else the connection's (picked and resolved on first use).
 EngineUse = Callable[[Optional[str]], Tuple["InferenceEngine", str, str]]
+#: ``use_engine(model, engine)``: an alias for ``model`` names ``engine``: pick that one when none is picked
+#: yet, else raise :class:`~jarvis_core.errors.UsageError` when another is in use.
+AliasEngine = Callable[[str, str], None]
 
 
 @attrs.frozen
@@ -51,6 +54,8 @@ class RequestScope:
     bus: Optional[EventBus] = None
     approver: Optional[Approver] = None
     announce: Optional[Announce] = None
+    #: For an agent whose configured model is an alias naming an engine (``None``: no engine switch).
+    use_engine: Optional[AliasEngine] = None
 
     def requested_agent(self, agent: Optional[str] = None) -> Optional[str]:
         """The key of the agent a request runs: ``agent``, else the ``Jarvis`` object's, else ``[agent]

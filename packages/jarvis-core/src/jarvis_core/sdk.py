@@ -186,7 +186,10 @@ class Jarvis:
             if self._alias_checked:
                 return
             self._alias_checked = True
-            if not self._model_given or self._engine_is_borrowed():
+            if self._engine_is_borrowed():
+                return
+            if not self._model_given:
+                self._use_agent_alias_engine()
                 return
             from jarvis_core.aliases import resolve_alias
 
@@ -197,6 +200,25 @@ class Jarvis:
             self._model = self._model_given = alias.model
             if alias.engine and self._engine_arg is None:
                 self._engine_arg = alias.engine
+
+    def _agent_model(self) -> Tuple[Optional[str], Optional[ModelAlias]]:
+        """The model this object's agent (``agent=``, else ``[agent] default``) is configured to run
+        (``[agents.<key>] model``, an alias resolved) and the alias, when it names one."""
+        key = self.scope().requested_agent()
+        if not key:
+            return None, None
+        from jarvis_core.agents.factory import agent_model_alias
+
+        return agent_model_alias(key, self.config)
+
+    def _use_agent_alias_engine(self) -> None:
+        """When this object's agent runs an alias naming an engine and no engine was named: that engine, as
+        for an alias given as ``model``."""
+        if self._engine_arg is not None:
+            return
+        alias = self._agent_model()[1]
+        if alias is not None and alias.engine:
+            self._engine_arg = alias.engine
 
     def _aliased(
         self, model: Optional[str], temperature: Optional[float], max_tokens: Optional[int], options: Dict[str, Any],
@@ -273,7 +295,9 @@ class Jarvis:
                 # The configured model belongs to the configured engine, not to a stand-in for it.
                 substitute = self._engine_how in ("fallback", "embedded")
                 config = None if self._engine_is_borrowed() or substitute else self.config
-                self._model = resolve_model(engine, key, config, announce=self._announce)
+                # The model this object's agent is configured to run, when it has one: not a listed model.
+                agent_model = self._agent_model()[0] if config is not None else None
+                self._model = resolve_model(engine, key, config, agent_model, announce=self._announce)
             self._connection = Connection(key, engine, self._model, self._engine_how)
             return self._connection
 
@@ -330,7 +354,7 @@ class Jarvis:
         return RequestScope(
             self._use, None if self._engine_is_borrowed() else self.config, system_prompt=self.system_prompt,
             agent_key=self._agent_key, tool_keys=tuple(self._tool_keys), model_given=self._model_given, bus=self._bus,
-            approver=self._approver, announce=self._announce)
+            approver=self._approver, announce=self._announce, use_engine=self._use_alias_engine)
 
     def check_names(self) -> None:
         """Raise :class:`~jarvis_core.errors.UnknownNameError` now for an unknown agent or tool (the message

@@ -80,15 +80,21 @@ def agent_for_request(
         return None, None
     if key not in registry.items("agent"):
         raise UnknownNameError("agent", key, list(registry.items("agent")))
-    from jarvis_core.agents.factory import agent_model, configured_model
+    from jarvis_core.agents.factory import agent_model, agent_model_alias
     from jarvis_core.agents.settings import resolve_settings
+    from jarvis_core.aliases import apply_alias_options
 
     config = scope.config
     cls = registry.load("agent", key)
     requested = model or scope.model_given  # the request's model, else the one the Jarvis object was given
     engine: Optional[InferenceEngine] = None
     if getattr(cls, "uses_engine", True):
-        engine, engine_key, use_model = scope.use(requested or configured_model(key, config))
+        # [agents.<key>] model when the request names none; an alias there brings its engine and options.
+        name, alias = agent_model_alias(key, config, requested)
+        if alias is not None and alias.engine and scope.use_engine is not None:
+            scope.use_engine(alias.model, alias.engine)
+        engine, engine_key, use_model = scope.use(name)
+        temperature, max_tokens, options = apply_alias_options(alias, temperature, max_tokens, options or {})
     else:  # a runtime with its own model: no engine is picked, probed or started for it
         engine_key, use_model = key, agent_model(cls, key, requested, config)
     tool_objs = _tools(scope, tool_keys, engine, use_model)

@@ -1,7 +1,9 @@
 """Chat completions answered by a registered agent (``"agent": "<key>"`` in the request, or ``jarvis serve
 --agent KEY``), streamed or not.
 
-The last message must be the user's: it is the agent's input; the messages before it are its context. The
+A request that names no model runs the agent's configured one (``[agents.<key>] model``; an alias brings its
+options, under the request's own), else the server's. The last message must be the user's: it is the agent's
+input; the messages before it are its context. The
 request's sampling fields reach the agent (``temperature``, ``max_tokens``, engine options such as ``stop``,
 checked against the engine's allow-list by the agent). ``tools`` cannot be combined with an agent (the agent
 has its own). A stream carries the agent's text as it is generated; its first event is awaited before the
@@ -18,10 +20,13 @@ import asyncio
 from typing import Any, AsyncIterator, Dict, List
 
 import anyio.to_thread
+import attrs
 from starlette.responses import Response
 
+from jarvis_core.aliases import apply_alias_options
 from jarvis_core.errors import UnknownNameError
 from jarvis_core.types import AgentContext, Completion, Role
+from jarvis_server.agent_model import agent_model
 from jarvis_server.chat_request import ChatRequest
 from jarvis_server.chat_wire import ChunkWriter, completion_object
 from jarvis_server.event_stream import EventStreamResponse
@@ -44,6 +49,17 @@ def _build(state: ServerState, req: ChatRequest, key: str) -> Any:
         raise RequestError(str(exc), param="agent", code="unknown_agent") from None
 
 
+def _configured(state: ServerState, req: ChatRequest, key: str) -> ChatRequest:
+    """``req`` with the agent's configured model when the request named none."""
+    if not req.default_model:
+        return req
+    model, alias = agent_model(state.config, state.engine_key, key)
+    if model is None:
+        return req
+    temperature, max_tokens, options = apply_alias_options(alias, req.temperature, req.max_tokens, req.options)
+    return attrs.evolve(req, model=model, temperature=temperature, max_tokens=max_tokens, options=options)
+
+
 def _finish(stop_reason: str) -> str:
     return "stop" if stop_reason == "final" else "length"
 
@@ -58,6 +74,7 @@ async def agent_completion(state: ServerState, req: ChatRequest, key: str) -> Re
         if key != state.agent and not state.settings.allows("agent_types", key):
             raise RequestError(f"agent {key!r} is not enabled on this server (its [server] agent_types lists the "
                                "agents API clients may name)", status=403, param="agent", code="agent_not_allowed")
+        req = _configured(state, req, key)
         last = req.messages[-1]
         if last.role is not Role.USER or not last.content:
             raise RequestError("with an agent, the last message must be the user's question",

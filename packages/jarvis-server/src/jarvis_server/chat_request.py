@@ -59,6 +59,8 @@ class ChatRequest:
     tools: Optional[List[Dict[str, Any]]] = None
     options: Dict[str, Any] = attrs.field(factory=dict)
     agent: Optional[str] = None
+    #: The request named no model: ``model`` is the server's default (an agent runs its configured one).
+    default_model: bool = False
 
 
 def _bad(message: str, param: str, code: str = "invalid_request") -> RequestError:
@@ -171,7 +173,8 @@ def parse_chat_request(body: Any, *, default_model: str, allowed_options: Sequen
     unknown = sorted(k for k in body if k not in KNOWN_FIELDS)
     if unknown:
         raise _bad(f"unsupported field(s) {', '.join(map(repr, unknown))}", unknown[0], "unsupported_parameter")
-    model = body.get("model") or default_model
+    named = body.get("model")
+    model = named or default_model
     if not isinstance(model, str):
         raise _bad("model must be a string", "model")
     raw_messages = body.get("messages")
@@ -214,4 +217,5 @@ def parse_chat_request(body: Any, *, default_model: str, allowed_options: Sequen
         tools=_tools(body.get("tools")),
         options=options,
         agent=agent,
+        default_model=not named,
     )

@@ -101,7 +101,8 @@ def run(args: argparse.Namespace) -> int:
         if not args.no_agents:
             from jarvis_server.managed.service import open_service
 
-            managed = open_service(choice.engine, model=model, path=args.db, config=config, settings=settings)
+            managed = open_service(choice.engine, model=model, path=args.db, config=config, settings=settings,
+                                   engine_key=choice.key)
         app = create_app(choice.engine, engine_key=choice.key, model=model, token=token, allowed_hosts=hosts,
                          default_max_tokens=args.max_tokens, managed=managed, agent=args.agent, config=config,
                          settings=settings)

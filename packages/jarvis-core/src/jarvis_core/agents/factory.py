@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Tuple, Union
 
 from jarvis_core.agents.settings import SETTING_NAMES
 from jarvis_core.errors import ConfigError, InvalidOptionError, PluginError
 from jarvis_core.tools.factory import section_of
 
 if TYPE_CHECKING:
+    from jarvis_core.aliases import ModelAlias
     from jarvis_core.config.schema import JarvisConfig
     from jarvis_core.plugins.registry import Registry
 
-__all__ = ["agent_model", "configured_model", "create_agent"]
+__all__ = ["agent_model", "agent_model_alias", "configured_model", "create_agent"]
 
 
 def create_agent(
@@ -70,15 +71,40 @@ def configured_model(key: str, config: Union[JarvisConfig, Mapping[str, Any], No
     return value
 
 
+def agent_model_alias(
+    key: str, config: Union[JarvisConfig, Mapping[str, Any], None], model: Optional[str] = None,
+) -> Tuple[Optional[str], Optional[ModelAlias]]:
+    """The model agent ``key`` runs, and the alias that named it: ``model`` when given, else ``[agents.<key>]
+    model``; when that is an alias (``[aliases]``), its model and the alias, whose options are cut to those the
+    agent's own table does not set (the table beats the alias, as an explicit argument beats both: merge them
+    with :func:`~jarvis_core.aliases.apply_alias_options`). ``(None, None)`` when neither names a model.
+
+    Every place that runs an agent with its configured model (the SDK and ``jarvis ask --agent``, the server's
+    agent chat and managed agents) resolves it here, so an alias means the same everywhere.
+
+    :raises ConfigError: ``[agents.<key>] model`` is not a non-empty string.
+    """
+    from jarvis_core.aliases import ModelAlias, resolve_alias
+    from jarvis_core.config.schema import JarvisConfig
+
+    name = model or configured_model(key, config)
+    alias = resolve_alias(config, name) if isinstance(config, JarvisConfig) else None
+    if alias is None:
+        return name, None
+    table = section_of(config, "agents", key)
+    return alias.model, ModelAlias(alias.model, alias.engine, {k: v for k, v in alias.options.items()
+                                                                if k not in table})
+
+
 def agent_model(cls: Any, key: str, model: Optional[str], config: Union[JarvisConfig, Mapping[str, Any], None]) -> str:
     """The model of an agent class that does not use the engine (``uses_engine = False``): ``model`` when
-    given, else ``[agents.<key>] model``, else the class's ``default_model``.
+    given, else ``[agents.<key>] model`` (an alias becomes its model), else the class's ``default_model``.
 
     :raises UsageError: none of the three names one (the message says where to set it).
     """
     from jarvis_core.errors import UsageError
 
-    chosen = model or configured_model(key, config) or getattr(cls, "default_model", None)
+    chosen = agent_model_alias(key, config, model)[0] or getattr(cls, "default_model", None)
     if not chosen:
         raise UsageError(f"agent {key!r} runs a model of its own and none is set: pass --model NAME (model= in "
                          f"Python) or set model in [agents.{key}]", argument="--model")

@@ -6,7 +6,9 @@ An agent's stored ``config`` holds:
 ``approved_tools``   tool keys whose calls need confirmation but are pre-approved; any other tool that needs
                      confirmation is denied in the server (fails closed), and the denial is a ``tool_result``
                      with ``ok: false`` in the stream
-``model``            the model (default: the server's)
+``model``            the model (default: the agent type's ``[agents.<type>] model``, else the server's); an
+                     alias (``[aliases]``) becomes its model, its options under the config's own, and one
+                     naming another engine than the served one is a 400
 anything else        the agent's own options (``temperature``, ``max_tokens``, ``max_turns``,
                      ``system_prompt``, ``parallel_tools``, …), passed to its constructor
 
@@ -35,7 +37,9 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Set, Tuple
 
 import anyio.to_thread
 
+from jarvis_core.aliases import apply_alias_options
 from jarvis_core.types import AgentContext, Message
+from jarvis_server.agent_model import agent_model
 from jarvis_server.managed.memory import ServerSessionStore, ServerStateStore
 from jarvis_server.managed.runner import RunTask, off_the_loop, run_error
 from jarvis_server.managed.store import Store
@@ -81,8 +85,11 @@ class ManagedAgents:
     :mod:`.routes` find it)."""
 
     def __init__(self, store: Store, engine: InferenceEngine, *, model: str, config: Any = None,
-                 registry: Any = None, settings: Optional[ServerSettings] = None) -> None:
+                 registry: Any = None, settings: Optional[ServerSettings] = None,
+                 engine_key: Optional[str] = None) -> None:
         self.store = store
+        #: The served engine's registry key (an alias naming another engine is refused; ``None``: unchecked).
+        self.engine_key = engine_key
         self.settings = settings if settings is not None else ServerSettings()
         self.engine = engine
         self.model = model
@@ -135,12 +142,20 @@ class ManagedAgents:
         if stray:
             raise RequestError(f"config.approved_tools names tool(s) the agent does not use: {', '.join(stray)}",
                                param="config.approved_tools")
-        model = config.get("model") or self.model
-        if not isinstance(model, str):
+        requested = config.get("model")
+        if requested is not None and not isinstance(requested, str):
             raise RequestError("config.model must be a string", param="config.model")
+        configured, alias = agent_model(self.config, self.engine_key, agent_type, requested or None,
+                                        param="config.model")
+        model = configured or self.model
         tools = [off_the_loop(create_tool(k, config=self.config, registry=self.registry, engine=self.engine,
                                           model=model)) for k in tool_keys]
         options = {k: v for k, v in config.items() if k not in OWN_KEYS}
+        if alias is not None:  # the alias's options under the config's own
+            temperature, max_tokens, options = apply_alias_options(
+                alias, options.pop("temperature", None), options.pop("max_tokens", None), options)
+            options.update({k: v for k, v in (("temperature", temperature), ("max_tokens", max_tokens))
+                            if v is not None})
         if tools:
             options["tools"] = tools
         if self.keeps_memory(agent_type):
@@ -330,10 +345,11 @@ class ManagedAgents:
 
 
 def open_service(engine: InferenceEngine, *, model: str, path: Optional[str] = None, config: Any = None,
-                 settings: Optional[ServerSettings] = None) -> ManagedAgents:
+                 settings: Optional[ServerSettings] = None, engine_key: Optional[str] = None) -> ManagedAgents:
     """The service with its database at ``path`` (default ``agents.db`` in the jarvis home), under the
     ``[server]`` allow-lists ``settings``."""
     from jarvis_core.config.paths import jarvis_home
 
     db = pathlib.Path(path).expanduser() if path else jarvis_home() / "agents.db"
-    return ManagedAgents(Store.open(db), engine, model=model, config=config, settings=settings)
+    return ManagedAgents(Store.open(db), engine, model=model, config=config, settings=settings,
+                         engine_key=engine_key)
