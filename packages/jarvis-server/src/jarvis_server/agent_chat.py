@@ -25,6 +25,7 @@ from starlette.responses import Response
 
 from jarvis_core.aliases import apply_alias_options
 from jarvis_core.errors import UnknownNameError
+from jarvis_core.events import default_bus
 from jarvis_core.types import AgentContext, Completion, Role
 from jarvis_server.agent_model import agent_model
 from jarvis_server.chat_request import ChatRequest
@@ -44,7 +45,9 @@ def _build(state: ServerState, req: ChatRequest, key: str) -> Any:
     settings: Dict[str, Any] = {k: v for k, v in (("temperature", req.temperature), ("max_tokens", req.max_tokens))
                                 if v is not None}
     try:
-        return create_agent(key, state.engine, model=req.model, config=state.config, **settings, **req.options)
+        # On the default bus, which /metrics and the OpenTelemetry spans follow: runs and tool calls are counted.
+        return create_agent(key, state.engine, model=req.model, config=state.config, bus=default_bus(), **settings,
+                            **req.options)
     except UnknownNameError as exc:
         raise RequestError(str(exc), param="agent", code="unknown_agent") from None
 

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Set, Tuple
 import anyio.to_thread
 
 from jarvis_core.aliases import apply_alias_options
+from jarvis_core.events import default_bus
 from jarvis_core.types import AgentContext, Message
 from jarvis_server.agent_model import agent_model
 from jarvis_server.managed.memory import ServerSessionStore, ServerStateStore
@@ -166,8 +167,9 @@ class ManagedAgents:
                                    param=f"config.{taken[0]}")
             options.update(operator_id=agent_id or UNSAVED_ID, sessions=ServerSessionStore(self.store, run_id=run_id),
                            state=ServerStateStore(self.store))
+        # On the default bus, which /metrics and the OpenTelemetry spans follow: runs and tool calls are counted.
         return create_agent(agent_type, self.engine, model=model, config=self.config, registry=self.registry,
-                            approver=_approver(set(approved)), **options)
+                            approver=_approver(set(approved)), bus=default_bus(), **options)
 
     def check_allowed(self, agent_type: str, config: Mapping[str, Any]) -> None:
         """Refuse (403 naming it) an agent type, config key or tool the server's ``[server]`` allow-lists do
