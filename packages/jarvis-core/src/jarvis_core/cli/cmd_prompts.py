@@ -18,7 +18,9 @@ import argparse
 import json
 import sys
 import warnings
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List
+
+from jarvis_core.commands import format_table
 
 __all__ = ["add_parser", "run"]
 
@@ -48,12 +50,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                        help='JSON Lines: {"voice_command": "...", "tool_call": {"name": ..., "arguments": {...}}}')
     train.add_argument("--out", metavar="FILE", help="write here instead of stdout")
     return p
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    widths = [max(len(str(c)) for c in col) for col in zip(headers, *rows, strict=False)]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [headers, *rows]]
-    return "\n".join(lines)
 
 
 def _describe(reg: Any) -> Dict[str, Any]:
@@ -99,10 +95,10 @@ def _list(args: argparse.Namespace) -> int:
     rows = [[d["name"], d["capabilities"].get("model_family", ""), d["capabilities"].get("size_tier", ""),
              d["capabilities"].get("training_tier", ""), d["mode"], d["user_message_suffix"] or "-",
              d["distribution"]] for d in docs]
-    out = [_table(["NAME", "FAMILY", "SIZE", "TRAINING", "MODE", "SUFFIX", "DISTRIBUTION"], rows)] if rows else []
+    out = [format_table(["NAME", "FAMILY", "SIZE", "TRAINING", "MODE", "SUFFIX", "DISTRIBUTION"], rows)] if rows else []
     if broken:
         out += ["" if rows else "no working prompt provider", f"broken, not usable ({len(broken)}):",
-                _table(["  NAME", "DISTRIBUTION", "VERSION"], [["  " + b["name"], b["distribution"], b["version"]]
+                format_table(["  NAME", "DISTRIBUTION", "VERSION"], [["  " + b["name"], b["distribution"], b["version"]]
                                                                for b in broken])]
     print("\n".join(out))
     return 0
