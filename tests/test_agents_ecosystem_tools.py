@@ -1,6 +1,6 @@
 """Tools from the ecosystem used by jarvis's agents end to end: an MCP server's tool (``jarvis ask --agent
-orchestrator --tools add`` and a managed agent of ``jarvis serve``, against a real stdio MCP server written
-with the SDK), and the seed's ``jarvis ask --agent orchestrator --tools calculator,web_search`` with a
+orchestrator --tools add``, also for a server just configured, and a managed agent of ``jarvis serve``,
+against a real stdio MCP server written with the SDK), and the seed's ``jarvis ask --agent orchestrator --tools calculator,web_search`` with a
 SearXNG backend on loopback.
 
 The model is jarvis's ``openai-compat`` engine pointed at a loopback stand-in that scripts it: the first
@@ -84,6 +84,17 @@ def _env(home: pathlib.Path) -> Dict[str, str]:
     return env
 
 
+def _ask_adds(home: pathlib.Path, backend: ReplayServer) -> None:
+    """``jarvis ask --agent orchestrator --tools add``: the answer comes from the MCP server's result."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "jarvis_core.cli.main", "ask", "--engine", "openai-compat", "--host",
+         backend.url + "/v1", "--model", "m", "--agent", "orchestrator", "--tools", "add", "what is 2 + 3?"],
+        env=_env(home), capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert ANSWER in proc.stdout
+    assert any(_tool_message(r.json) == ["5"] for r in backend.requests)
+
+
 def test_jarvis_ask_uses_an_mcp_tool(home):
     backend = _model()
     try:
@@ -92,13 +103,20 @@ def test_jarvis_ask_uses_an_mcp_tool(home):
         assert listed.returncode == 0, listed.stderr
         [add] = [t for t in json.loads(listed.stdout) if t["key"] == "add"]
         assert add["server"] == "calc" and add["distribution"] == "jarvis-mcp"
-        proc = subprocess.run(
-            [sys.executable, "-m", "jarvis_core.cli.main", "ask", "--engine", "openai-compat", "--host",
-             backend.url + "/v1", "--model", "m", "--agent", "orchestrator", "--tools", "add", "what is 2 + 3?"],
-            env=_env(home), capture_output=True, text=True, timeout=180)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        assert ANSWER in proc.stdout
-        assert any(_tool_message(r.json) == ["5"] for r in backend.requests)
+        _ask_adds(home, backend)
+    finally:
+        backend.stop()
+
+
+def test_jarvis_ask_uses_the_tool_of_a_server_just_configured(tmp_path):
+    # no tools list, nothing cached, no jarvis tools or jarvis mcp tools first: asking for "add" lists the server
+    (tmp_path / "config.toml").write_text(
+        f"[mcp.servers.calc]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(SERVER))}]\n"
+        '[agents.orchestrator]\nmode = "function_calling"\n', encoding="utf-8")
+    backend = _model()
+    try:
+        _ask_adds(tmp_path, backend)
+        assert (tmp_path / "mcp" / "calc.tools.json").exists()  # kept for the next command
     finally:
         backend.stop()
 

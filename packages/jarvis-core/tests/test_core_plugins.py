@@ -108,6 +108,43 @@ def test_hooks_run_once_per_plugin():
     assert calls == [1]
 
 
+def test_tools_found_by_discovery_are_registered_only_when_wanted():
+    discoveries = []
+
+    class Lister:
+        @hookimpl
+        def jarvis_register_tools(self, register):
+            register("known", "m:Known", description="up front")
+
+        @hookimpl
+        def jarvis_discover_tools(self, register):
+            discoveries.append(1)
+            register("known", "m:Known", description="discovered")
+            register("found", "m:Found")
+
+    class Broken:
+        @hookimpl
+        def jarvis_register_tools(self, register):
+            register("kept", "m:Kept")
+
+        @hookimpl
+        def jarvis_discover_tools(self, register):
+            raise RuntimeError("the listing failed")
+
+    reg = Registry(make_plugin_manager(load_entrypoints=False, plugins=[("lister", Lister()), ("broken", Broken())]))
+    assert sorted(reg.items("tool")) == ["kept", "known"] and [r.key for r in reg if r.kind == "tool"] == ["known", "kept"]
+    assert reg.get("tool", "known").description == "up front" and discoveries == []  # registered keys: no discovery
+    with pytest.warns(PluginLoadWarning, match=r"RuntimeError: the listing failed \(in jarvis_discover_tools; what it "
+                                               r"registered up front stays\)"):
+        assert reg.get("tool", "found").target == "m:Found"  # a key nobody registered up front: discovered
+    assert reg.get("tool", "known").description == "discovered"  # the plugin's fuller registration replaced it
+    assert sorted(reg.items("tool")) == ["found", "kept", "known"]
+    with pytest.raises(UnknownNameError):
+        reg.get("tool", "missing")
+    reg.discover("tool")
+    assert discoveries == [1]  # once per process
+
+
 def test_backend_default_rules_keep_order_and_provenance():
     class A:
         @hookimpl

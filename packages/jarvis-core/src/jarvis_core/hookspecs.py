@@ -98,6 +98,22 @@ def jarvis_register_tools(register: Register) -> None:
 
 
 @hookspec
+def jarvis_discover_tools(register: Register) -> None:
+    """Register tools that are known only by asking something costly (starting an MCP server for its
+    listing, a network call). The registry calls it at most once per process, and only when every tool is
+    wanted (``jarvis tools``) or a tool key is not registered up front (``jarvis ask --tools NAME``); never
+    for ``jarvis plugins``, ``jarvis --help`` or a command that names only registered tools.
+
+    :param register: as :func:`jarvis_register_tools`'s. A key the same plugin registered up front is
+        replaced (the discovered registration is the fuller one); a key of another plugin is a clash as usual.
+        The hook reports what it could not discover itself (a warning), rather than raising: a hook that
+        raises is reported as a failed plugin, and what it registered up front stays.
+
+    .. versionadded:: 0.2
+    """
+
+
+@hookspec
 def jarvis_register_prompt_providers(register: Register) -> None:
     """Register prompt providers, found by case-insensitive name.
 

@@ -1,5 +1,6 @@
 """Which tools each configured MCP server offers, known without starting it: the server's ``tools`` list in
-the config and the listing cached the last time it ran (``$JARVIS_HOME/mcp/<server>.tools.json``).
+the config and the listing cached the last time it ran with the same config
+(``$JARVIS_HOME/mcp/<server>.tools.json``).
 
 The plugin's registration hook runs for every ``jarvis`` command, so this module reads the config file with
 the standard library only (the config loader checks the ``[mcp]`` table properly when a tool is used).
@@ -18,7 +19,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["Offer", "cache_file", "configured_servers", "offers", "read_cache", "source_of", "write_cache"]
+__all__ = ["Offer", "cache_file", "configured_servers", "fingerprint", "offers", "read_cache", "source_of",
+           "write_cache"]
 
 
 def _home(env: Mapping[str, str]) -> Path:
@@ -43,11 +45,22 @@ def configured_servers(environ: Optional[Mapping[str, str]] = None) -> Dict[str,
 
 
 def source_of(table: Mapping[str, Any]) -> str:
-    """What identifies the server a listing came from (its command line or URL): a cached listing of another
-    source is not used."""
+    """The server a listing came from, for people reading the cache: its command line or URL."""
     if table.get("url"):
         return str(table["url"])
     return " ".join([str(table.get("command", "")), *map(str, table.get("args", []) or [])])
+
+
+def fingerprint(table: Mapping[str, Any]) -> str:
+    """A digest of what decides which server answers (``command``, ``args``, ``env``, ``cwd``, ``url``): a
+    cached listing made with another is not used. A digest, so the cache holds no ``env`` value."""
+    import hashlib  # here: registering reads a cache only when there is one
+
+    env = table.get("env") or {}
+    identity = {"command": str(table.get("command", "") or ""), "args": [str(a) for a in table.get("args", []) or []],
+                "env": {str(k): str(v) for k, v in env.items()} if isinstance(env, Mapping) else str(env),
+                "cwd": str(table.get("cwd", "") or ""), "url": str(table.get("url", "") or "")}
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode("utf-8")).hexdigest()
 
 
 def cache_file(server: str, environ: Optional[Mapping[str, str]] = None) -> Path:
@@ -56,12 +69,13 @@ def cache_file(server: str, environ: Optional[Mapping[str, str]] = None) -> Path
 
 
 def read_cache(server: str, table: Mapping[str, Any]) -> Optional[List[Dict[str, Any]]]:
-    """The cached tool listing of ``server`` (``None``: none, or one from another command line or URL)."""
+    """The cached tool listing of ``server`` (``None``: none, or one made with another command line, ``env``,
+    ``cwd`` or URL)."""
     try:
         doc = json.loads(cache_file(server).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(doc, dict) or doc.get("source") != source_of(table) or not isinstance(doc.get("tools"), list):
+    if not isinstance(doc, dict) or doc.get("config") != fingerprint(table) or not isinstance(doc.get("tools"), list):
         return None
     return [t for t in doc["tools"] if isinstance(t, dict) and isinstance(t.get("name"), str)]
 
@@ -72,7 +86,8 @@ def write_cache(server: str, table: Mapping[str, Any], tools: List[Dict[str, Any
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"source": source_of(table), "tools": tools}, indent=1), encoding="utf-8")
+        tmp.write_text(json.dumps({"source": source_of(table), "config": fingerprint(table), "tools": tools},
+                                  indent=1), encoding="utf-8")
         tmp.replace(path)
     except OSError:
         pass
@@ -88,12 +103,6 @@ class Offer:
         self.server, self.key, self.remote, self.listed = server, key, remote, listed
         self.description = None if listed is None else str(listed.get("description") or "")
         self.annotations = None if listed is None else dict(listed.get("annotations") or {})
-
-    def read_only(self) -> Optional[bool]:
-        """The server's ``readOnlyHint`` (``None``: not listed yet)."""
-        if self.annotations is None:
-            return None
-        return bool(self.annotations.get("readOnlyHint", False))
 
 
 def offers(server: str, table: Mapping[str, Any], listing: Optional[List[Dict[str, Any]]]) -> List[Offer]:

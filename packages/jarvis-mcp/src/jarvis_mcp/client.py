@@ -16,13 +16,14 @@ import atexit
 import concurrent.futures
 import logging
 import threading
-from typing import IO, Any, Dict, List, Optional
+from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Union
 
 from jarvis_core.engine.redaction import protect_logs, scrub_error, scrub_text
+from jarvis_mcp.catalog import cache_file, write_cache
 from jarvis_mcp.config import McpServerConfig
 from jarvis_mcp.errors import McpError, McpServerCrashedError, McpServerTimeoutError, McpStartError, McpToolError
 
-__all__ = ["Connection", "connection", "listing_of", "shutdown"]
+__all__ = ["Connection", "connection", "list_servers", "listing_of", "shutdown"]
 
 log = logging.getLogger(__name__)
 
@@ -153,8 +154,6 @@ class Connection:
 
     # -- on the background loop ---------------------------------------------------------------------------------
     def _transport(self) -> Any:
-        from jarvis_mcp.catalog import cache_file
-
         if self.config.url:
             import httpx2
             from mcp.client.streamable_http import streamable_http_client
@@ -188,7 +187,10 @@ class Connection:
                 await self._stop.wait()
         except BaseException as exc:
             if not started.done():
-                started.set_exception(exc)
+                if isinstance(exc, asyncio.CancelledError):  # given up on (_abort): nobody waits for it
+                    started.cancel()
+                else:
+                    started.set_exception(exc)
             elif not isinstance(exc, asyncio.CancelledError):
                 log.info("MCP server %r: connection ended (%s)", self.name, type(exc).__name__)
         finally:
@@ -202,19 +204,24 @@ class Connection:
         if self._starting is None or self._starting.done():
             self._starting = asyncio.get_running_loop().create_future()
             self._runner = asyncio.get_running_loop().create_task(self._run(self._starting))
-        starting = self._starting
+        await self._within_startup(asyncio.shield(self._starting), "did not start", "could not be started",
+                                   " (no answer to the MCP handshake)")
+        return self._client
+
+    async def _within_startup(self, awaitable: Any, late: str, failed: str, hint: str = "") -> Any:
+        """``awaitable`` within ``startup_timeout``; past it, or when it fails, the server is stopped and the
+        error is an :class:`McpStartError` saying it ``late`` (in time) or ``failed`` (and why)."""
         try:
-            await asyncio.wait_for(asyncio.shield(starting), self.config.startup_timeout)
+            return await asyncio.wait_for(awaitable, self.config.startup_timeout)
         except asyncio.TimeoutError:
             await self._abort()
-            raise McpStartError(f"MCP server {self.name!r} did not start within {self.config.startup_timeout:g} s "
-                                f"(no answer to the MCP handshake)") from None
-        except McpStartError:
+            raise McpStartError(f"MCP server {self.name!r} {late} within {self.config.startup_timeout:g} s"
+                                f"{hint}") from None
+        except McpError:
             raise
         except Exception as exc:
             await self._abort()
-            raise McpStartError(f"MCP server {self.name!r} could not be started: {_plain(exc)}") from None
-        return self._client
+            raise McpStartError(f"MCP server {self.name!r} {failed}: {_plain(exc)}") from None
 
     async def _abort(self) -> None:
         runner = self._runner
@@ -235,6 +242,12 @@ class Connection:
                                         f"{self.config.timeout:g} s") from None
         self.tools = [_describe(t) for t in result.tools]
         return self.tools
+
+    async def discover(self) -> List[Dict[str, Any]]:
+        """Start the server and list its tools, the two within ``startup_timeout`` (on the background loop)."""
+        tools: List[Dict[str, Any]] = await self._within_startup(self._list(), "did not start and list its tools",
+                                                                  "could not list its tools")
+        return tools
 
     async def _call(self, tool: str, arguments: Dict[str, Any]) -> str:
         from mcp import MCPError
@@ -287,12 +300,39 @@ def _plain(exc: BaseException) -> str:
 
 def listing_of(name: str, config: McpServerConfig) -> List[Dict[str, Any]]:
     """Start (if needed) and list server ``name``'s tools, and keep the listing for later processes."""
-    from jarvis_mcp.catalog import write_cache
-
     tools = connection(name, config).list_tools()
     write_cache(name, _table(config), tools)
     return tools
 
 
+def list_servers(configs: Mapping[str, McpServerConfig], *, on_slow: Callable[[List[str], float], None],
+                 slow_after: float = 1.0) -> Dict[str, Union[List[Dict[str, Any]], McpError]]:
+    """Start the servers of ``configs`` all at once and list their tools, each within its
+    ``startup_timeout``; keep each listing (as :func:`listing_of`). A server that fails gives its typed
+    error instead. ``on_slow(waiting, seconds)`` is called once when some are still starting after
+    ``slow_after`` seconds, with their names and the longest they may take."""
+    futures = {name: _background().submit(connection(name, config).discover()) for name, config in configs.items()}
+    _, waiting = concurrent.futures.wait(list(futures.values()), timeout=slow_after)
+    if waiting:
+        slow = [name for name, future in futures.items() if future in waiting]
+        on_slow(slow, max(configs[name].startup_timeout for name in slow))
+    out: Dict[str, Union[List[Dict[str, Any]], McpError]] = {}
+    for name, future in futures.items():
+        config = configs[name]
+        try:
+            tools = future.result(config.startup_timeout + 10)  # a backstop: discover() bounds itself
+        except McpError as exc:
+            scrub_error(exc, config.secret_values())
+            out[name] = exc
+            continue
+        except concurrent.futures.TimeoutError:
+            out[name] = McpStartError(f"MCP server {name!r} did not start within {config.startup_timeout:g} s")
+            continue
+        write_cache(name, _table(config), tools)
+        out[name] = tools
+    return out
+
+
 def _table(config: McpServerConfig) -> Dict[str, Any]:
-    return {"command": config.command, "args": list(config.args), "url": config.url}
+    return {"command": config.command, "args": list(config.args), "env": dict(config.env), "cwd": config.cwd,
+            "url": config.url}

@@ -1,14 +1,16 @@
 """jarvis-mcp's registrations: every configured MCP server's tools (one tool key each), the ``[mcp]`` config
 section and the ``jarvis mcp`` command.
 
-Registering reads only the config file's ``[mcp.servers]`` tables and the cached listings
-(:mod:`jarvis_mcp.catalog`): no server starts until one of its tools is used, or ``jarvis mcp tools`` lists
-them.
+Registering up front reads only the config file's ``[mcp.servers]`` tables and the cached listings
+(:mod:`jarvis_mcp.catalog`), so ``jarvis plugins`` or ``jarvis --help`` start nothing. The servers not
+listed with their present config are started by the discovery hook, which the registry runs only when every
+tool is wanted (``jarvis tools``) or a tool key nobody registered is asked for (``jarvis ask --tools NAME``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict
+import warnings
+from typing import Any, Collection, Dict, List, Optional
 
 from jarvis_core import hookimpl
 from jarvis_mcp.catalog import Offer, configured_servers, offers, read_cache
@@ -42,24 +44,48 @@ class McpToolFactory:
 
 def _describe(offer: Offer) -> str:
     if offer.description is None:
-        return f"MCP server {offer.server!r}: {offer.remote} (not listed yet: jarvis mcp tools)"
+        return f"MCP server {offer.server!r}: {offer.remote} (not listed yet)"
     return f"MCP server {offer.server!r}: {offer.description.strip().splitlines()[0] if offer.description.strip() else offer.remote}"
+
+
+def _register(register: Any, servers: Dict[str, Dict[str, Any]], listings: Dict[str, Optional[List[Dict[str, Any]]]],
+              warn_about: Collection[str]) -> None:
+    """Register every server's offers, in config order; a key two servers offer goes to the first, with a
+    warning when one of them is in ``warn_about`` (so each clash is told once per process)."""
+    seen: Dict[str, str] = {}
+    for server, table in servers.items():
+        for offer in offers(server, table, listings.get(server)):
+            if offer.key in seen:
+                if server in warn_about or seen[offer.key] in warn_about:
+                    warnings.warn(f"MCP servers {seen[offer.key]!r} and {server!r} both offer a tool {offer.key!r}; "
+                                  f"{server!r}'s is not used (set prefix = \"...\" in [mcp.servers.{server}])",
+                                  stacklevel=2)
+                continue
+            seen[offer.key] = server
+            register(offer.key, McpToolFactory(offer), description=_describe(offer), server=server)
 
 
 @hookimpl
 def jarvis_register_tools(register: Any) -> None:
-    seen: Dict[str, str] = {}
-    for server, table in configured_servers().items():
-        for offer in offers(server, table, read_cache(server, table)):
-            if offer.key in seen:  # two servers with a tool of the same name: the first keeps it
-                import warnings
+    # What is known without starting anything: cached listings, and the names of the config's tools lists.
+    servers = configured_servers()
+    _register(register, servers, {s: read_cache(s, t) for s, t in servers.items()}, warn_about=servers)
 
-                warnings.warn(f"MCP servers {seen[offer.key]!r} and {server!r} both offer a tool {offer.key!r}; "
-                              f"{server!r}'s is not used (set prefix = \"...\" in [mcp.servers.{server}])",
-                              stacklevel=2)
-                continue
-            seen[offer.key] = server
-            register(offer.key, McpToolFactory(offer), description=_describe(offer), server=server)
+
+@hookimpl
+def jarvis_discover_tools(register: Any) -> None:
+    # Every tool is wanted (jarvis tools), or one nobody registered: list the servers not listed with their
+    # present config, all at once, and register what they offer.
+    servers = configured_servers()
+    listings = {s: read_cache(s, t) for s, t in servers.items()}
+    pending = [s for s, listing in listings.items() if listing is None]
+    if not pending:
+        return
+    from jarvis_mcp.discovery import discover
+
+    found = discover(pending)
+    listings.update(found)
+    _register(register, servers, listings, warn_about=found)
 
 
 @hookimpl

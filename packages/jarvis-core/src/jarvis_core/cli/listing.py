@@ -2,7 +2,8 @@
 (with the toolkit every command shares, :mod:`jarvis_core.commands`).
 
 Only the standard library is imported here, and only the registry is read (no agent or tool module is
-imported), so a listing stays as cheap as ``jarvis plugins``.
+imported), so a listing stays as cheap as ``jarvis plugins``, except for what a plugin can know only by
+asking (an MCP server's tools): the listing runs the kind's discovery (:meth:`Registry.discover`) first.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ def run_listing(args: argparse.Namespace, kind: str, columns: Sequence[str], emp
     from jarvis_core.plugins import get_registry
 
     registry = get_registry()
+    registry.discover(kind)
     rows = collect(registry, kind)
     if complete is not None:
         for row in rows:

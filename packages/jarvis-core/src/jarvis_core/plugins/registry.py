@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from jarvis_core.plugins.manager import JarvisPluginManager
 
 __all__ = [
+    "DISCOVERY",
     "KINDS",
     "DefaultsRegister",
     "ParserRegister",
@@ -41,6 +42,10 @@ KINDS: Dict[str, str] = {
     "config_section": "jarvis_register_config_sections",
     "command": "jarvis_register_commands",
 }
+
+
+#: Kinds some of whose registrations cost a discovery (see :meth:`Registry.discover`), and the hook for it.
+DISCOVERY: Dict[str, str] = {"tool": "jarvis_discover_tools"}
 
 
 class Register(Protocol):
@@ -224,6 +229,10 @@ class Registry:
         self.default_rules: List[Tuple[str, Dict[str, Any], str, str, str]] = []
         #: Unresolved clashes: registry key (``"engine:twin"``) -> the registrations claiming it.
         self.clashes: Dict[str, List[Registration]] = {}
+        #: Kinds whose discovery hook ran (see :meth:`discover`).
+        self._discovered: set[str] = set()
+        self._discovering = threading.RLock()
+        self._in_discovery: set[str] = set()
         self._fill()
         self._resolve_clashes()
         #: Plugin commands that take a built-in command's name: left out, and warned about once, here.
@@ -310,12 +319,13 @@ class Registry:
             else:
                 table[name] = reg
 
-    def _resolve_clashes(self) -> None:
+    def _resolve_clashes(self, names: Optional[Sequence[str]] = None) -> None:
         if not self.clashes:
             return
         from jarvis_core.plugins.clashes import clash_message, pick_preferred
 
-        for name, regs in list(self.clashes.items()):
+        for name, regs in [(n, self.clashes[n]) for n in (self.clashes if names is None else names)
+                           if n in self.clashes]:
             winner = pick_preferred(regs, self.pm.preferred_plugins())
             if winner is not None:
                 kind, _, key = name.partition(":")
@@ -343,7 +353,8 @@ class Registry:
             )
         return taken
 
-    def _named_register(self, kind: str, plugin: str, dist: str, version: str) -> Callable[..., None]:
+    def _named_register(self, kind: str, plugin: str, dist: str, version: str,
+                        replace: bool = False) -> Callable[..., None]:
         what = kind.replace("_", " ")
         article = "an" if what[0] in "aeiou" else "a"
 
@@ -363,7 +374,13 @@ class Registry:
             )
             # Parser names are namespaced by their kind: "mistral" is both a tool and a reasoning parser.
             prefix = f"{extra['kind']}:" if kind == "parser" else ""
-            self._add(reg, [prefix + n for n in (key, *aliases)])
+            names = [prefix + n for n in (key, *aliases)]
+            if replace:  # a discovered registration replaces the one its plugin made up front
+                table = self._items[kind]
+                for name in names:
+                    if name in table and table[name].plugin == plugin:
+                        del table[name]
+            self._add(reg, names)
 
         return register
 
@@ -375,14 +392,50 @@ class Registry:
 
         return register
 
+    def discover(self, kind: str) -> None:
+        """Run the discovery hook of ``kind`` (:data:`DISCOVERY`, e.g. ``jarvis_discover_tools``) of every
+        plugin, once per process: for what needs every registration of the kind (``jarvis tools``).
+        :meth:`get` calls it for a key nothing registered up front; :meth:`items` never does, so listings of
+        what plugins registered (``jarvis plugins``) stay as cheap as the entry-point scan."""
+        hook = DISCOVERY.get(kind)
+        if hook is None or kind in self._discovered:
+            return
+        with self._discovering:
+            if kind in self._discovered or kind in self._in_discovery:  # done, or a hook's own lookup
+                return
+            self._in_discovery.add(kind)
+            try:
+                self._discover_with(kind, hook)
+            finally:
+                self._discovered.add(kind)
+                self._in_discovery.discard(kind)
+
+    def _discover_with(self, kind: str, hook: str) -> None:
+        before = set(self.clashes)
+        for plugin_name, plugin in self.pm.list_name_plugin():
+            caller = self._caller_for(hook, plugin) if plugin is not None else None
+            if caller is None:
+                continue
+            dist, version = self.pm.distribution_of(plugin_name)
+            try:
+                caller(register=self._named_register(kind, plugin_name, dist, version, replace=True))
+            except (Exception, SystemExit) as exc:
+                self.pm.plugin_failed(plugin_name, exc, context=f"in {hook}; what it registered up front stays")
+        self._resolve_clashes([name for name in self.clashes if name not in before])
+
     # -- lookup -----------------------------------------------------------------------------------
     def items(self, kind: str) -> Dict[str, Registration]:
-        """All registrations of a kind, by key (parsers are keyed ``"tool:name"`` / ``"reasoning:name"``)."""
+        """All registrations of a kind, by key (parsers are keyed ``"tool:name"`` / ``"reasoning:name"``);
+        those a discovery finds only after :meth:`discover`."""
         return self._items[kind]
 
     def get(self, kind: str, key: str) -> Registration:
-        """The registration of ``key``; :class:`UnknownNameError` lists the available keys otherwise."""
+        """The registration of ``key`` (discovering the kind's costly registrations first when nothing
+        registered it up front); :class:`UnknownNameError` lists the available keys otherwise."""
         table = self._items[kind]
+        if key not in table and kind in DISCOVERY and kind not in self._discovered \
+                and f"{kind}:{key}" not in self.clashes:
+            self.discover(kind)
         reg = table.get(key)
         if reg is None and f"{kind}:{key}" in self.clashes:
             from jarvis_core.plugins.clashes import clash_message
