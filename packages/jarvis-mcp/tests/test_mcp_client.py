@@ -9,13 +9,10 @@ import json
 import logging
 import os
 import pathlib
-import socket
-import subprocess
 import sys
 import time
 from typing import Iterator
 
-import httpx
 import pytest
 
 from jarvis_core.tools import ToolExecutor
@@ -133,30 +130,6 @@ def test_a_command_that_does_not_exist(home):
 
     with pytest.raises(McpStartError, match=r"^MCP server 'gone' could not be started: FileNotFoundError"):
         listing_of("gone", McpServerConfig(command="/nonexistent/mcp-server"))
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture
-def http_server() -> Iterator[str]:
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, str(SERVER), "http", str(port)], stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/mcp"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            httpx.get(url, timeout=1)
-            break
-        except httpx.HTTPError:
-            assert proc.poll() is None and time.monotonic() < deadline, "the MCP HTTP server did not start"
-            time.sleep(0.2)
-    yield url
-    proc.kill()
-    proc.wait()
 
 
 def test_a_streamable_http_server(home, http_server):

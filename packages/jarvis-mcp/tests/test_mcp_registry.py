@@ -91,6 +91,26 @@ def test_jarvis_tools_starts_the_servers_not_listed_yet_and_tells_each_failure_o
     assert (tmp_path / "mcp" / "demo.log").exists()
 
 
+def test_jarvis_tools_lists_a_streamable_http_server_and_tells_an_unreachable_one(tmp_path, http_server):
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/mcp"
+    (tmp_path / "config.toml").write_text(
+        f'[mcp.servers.remote]\nurl = "{http_server}"\nprefix = "r_"\nheaders = {{ X-Api-Key = "live-key-123456" }}\n'
+        f'[mcp.servers.down]\nurl = "{dead}"\ntoken = "down-token-123456"\nheaders = {{ Cookie = "sid=down-cookie-1" }}\n'
+        "startup_timeout = 5\n", encoding="utf-8")
+    proc = _jarvis(tmp_path, "tools", "--json")
+    tools = {t["key"]: t for t in json.loads(proc.stdout) if t["distribution"] == "jarvis-mcp"}
+    assert {"r_add", "r_headers"} <= set(tools) and tools["r_add"]["server"] == "remote"
+    warned = [line for line in proc.stderr.splitlines() if "warning" in line]
+    assert len(warned) == 1 and warned[0].startswith("jarvis: warning: MCP server 'down' left out of the tools: "
+                                                     "McpStartError: MCP server 'down' could not be started"), proc.stderr
+    for secret in ("live-key-123456", "down-token-123456", "down-cookie-1"):
+        assert secret not in proc.stderr + proc.stdout
+
+
 def test_jarvis_plugins_and_help_start_no_server(tmp_path):
     (tmp_path / "config.toml").write_text(DEMO, encoding="utf-8")
     plugins = _jarvis(tmp_path, "plugins", "--json")
