@@ -14,11 +14,6 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 __all__ = ["Offer", "cache_file", "configured_servers", "fingerprint", "offers", "read_cache", "source_of",
            "write_cache"]
 
@@ -37,8 +32,18 @@ def configured_servers(environ: Optional[Mapping[str, str]] = None) -> Dict[str,
     explicit = env.get("JARVIS_CONFIG", "").strip()
     path = Path(explicit).expanduser() if explicit else _home(env) / "config.toml"
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except (OSError, ValueError):
+        return {}
+    if "mcp" not in text:  # no [mcp] table: the TOML parser (a few ms to import) is not needed
+        return {}
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    try:
+        data = tomllib.loads(text)
+    except ValueError:
         return {}
     servers = data.get("mcp", {}).get("servers", {}) if isinstance(data.get("mcp"), dict) else {}
     return {str(k): v for k, v in servers.items() if isinstance(v, dict)} if isinstance(servers, dict) else {}

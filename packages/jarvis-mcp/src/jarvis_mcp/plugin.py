@@ -10,10 +10,12 @@ tool is wanted (``jarvis tools``) or a tool key nobody registered is asked for (
 from __future__ import annotations
 
 import warnings
-from typing import Any, Collection, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Collection, Dict, List, Optional
 
 from jarvis_core import hookimpl
-from jarvis_mcp.catalog import Offer, configured_servers, offers, read_cache
+
+if TYPE_CHECKING:  # the catalog reads TOML and JSON: imported by the hooks that need it, not by every command
+    from jarvis_mcp.catalog import Offer
 
 
 class McpToolFactory:
@@ -52,6 +54,8 @@ def _register(register: Any, servers: Dict[str, Dict[str, Any]], listings: Dict[
               warn_about: Collection[str]) -> None:
     """Register every server's offers, in config order; a key two servers offer goes to the first, with a
     warning when one of them is in ``warn_about`` (so each clash is told once per process)."""
+    from jarvis_mcp.catalog import offers
+
     seen: Dict[str, str] = {}
     for server, table in servers.items():
         for offer in offers(server, table, listings.get(server)):
@@ -68,6 +72,8 @@ def _register(register: Any, servers: Dict[str, Dict[str, Any]], listings: Dict[
 @hookimpl
 def jarvis_register_tools(register: Any) -> None:
     # What is known without starting anything: cached listings, and the names of the config's tools lists.
+    from jarvis_mcp.catalog import configured_servers, read_cache
+
     servers = configured_servers()
     _register(register, servers, {s: read_cache(s, t) for s, t in servers.items()}, warn_about=servers)
 
@@ -76,6 +82,8 @@ def jarvis_register_tools(register: Any) -> None:
 def jarvis_discover_tools(register: Any) -> None:
     # Every tool is wanted (jarvis tools), or one nobody registered: list the servers not listed with their
     # present config, all at once, and register what they offer.
+    from jarvis_mcp.catalog import configured_servers, read_cache
+
     servers = configured_servers()
     listings = {s: read_cache(s, t) for s, t in servers.items()}
     pending = [s for s, listing in listings.items() if listing is None]

@@ -148,12 +148,12 @@ def build_parser(command: Optional[str] = None, *, full: bool = False) -> argpar
     if command in plugins:
         _add_plugin_parser(plugins[command], subparsers)
         return parser
-    # Each parser costs about a millisecond to build: list the others only when no command was given.
+    # Only the listing: these parsers never parse (a named command gets its own parser above), so they are built
+    # without their -h action, which is most of a parser's cost and every command pays it at start-up.
     for name, (_module, summary) in COMMANDS.items():
-        subparsers.add_parser(name, help=summary, description=summary)
+        subparsers.add_parser(name, help=summary, add_help=False)
     for name, reg in (plugins or _listing_plugin_commands()).items():
-        summary = reg.description or f"(from {reg.distribution})"
-        subparsers.add_parser(name, help=summary, description=summary)
+        subparsers.add_parser(name, help=reg.description or f"(from {reg.distribution})", add_help=False)
     return parser
 
 
