@@ -133,7 +133,7 @@ def _litellm_command() -> Union[List[str], str]:
             return [exe]
     if importlib.util.find_spec("litellm") is not None:
         return [sys.executable, "-m", "litellm.proxy.proxy_cli"]
-    return (f"not installed (no $JARVIS_BENCH_LITELLM, no litellm next to {sys.executable} or on PATH, no litellm "
+    return ("not installed (no $JARVIS_BENCH_LITELLM, no litellm next to this Python or on PATH, no litellm "
             "package in this Python); 'nox -s bench' installs it, or: pip install 'litellm[proxy]'")
 
 
