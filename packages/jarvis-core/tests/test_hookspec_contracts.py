@@ -9,6 +9,7 @@ import re
 import attrs
 import pytest
 
+import jarvis_core
 from jarvis_core import hookspecs
 from jarvis_core.config import ConfigSection, is_config_section_schema
 
@@ -20,6 +21,7 @@ CONTRACTS = {
     "jarvis_register_engines": "jarvis_core.engine.InferenceEngine",
     "jarvis_register_agents": "jarvis_core.agents.BaseAgent",
     "jarvis_register_tools": "jarvis_core.tools.Tool",
+    "jarvis_discover_tools": "jarvis_core.tools.Tool",
     "jarvis_register_prompt_providers": "jarvis_core.prompts.PromptProvider",
     "jarvis_register_parsers": "jarvis_core.parsers.ToolParser",
     "jarvis_register_config_sections": "jarvis_core.config.ConfigSection",
@@ -52,10 +54,14 @@ def test_every_class_a_hook_docstring_links_is_importable(hook):
         assert _resolve(dotted) is not None, dotted
 
 
-def test_every_hook_is_in_the_first_release():
-    # jarvis-core is 0.1: no hook can be newer than that.
+def test_every_hook_says_the_release_that_added_it():
+    # A plugin author reads which jarvis-core a hook needs from its docstring (and its distribution's
+    # jarvis-core range); no hook can be newer than the core that declares it.
+    release = tuple(int(p) for p in jarvis_core.__version__.split(".")[:2])
     for hook in HOOKS:
-        assert ".. versionadded:: 0.1\n" in getattr(hookspecs, hook).__doc__, hook
+        found = re.search(r"\.\. versionadded:: (\d+)\.(\d+)\n", getattr(hookspecs, hook).__doc__)
+        assert found, hook
+        assert (int(found.group(1)), int(found.group(2))) <= release, hook
 
 
 def test_a_config_section_schema_is_an_attrs_class():

@@ -104,7 +104,8 @@ def jarvis_discover_tools(register: Register) -> None:
     wanted (``jarvis tools``) or a tool key is not registered up front (``jarvis ask --tools NAME``); never
     for ``jarvis plugins``, ``jarvis --help`` or a command that names only registered tools.
 
-    :param register: as :func:`jarvis_register_tools`'s. A key the same plugin registered up front is
+    :param register: as :func:`jarvis_register_tools`'s: ``target`` names an implementation of
+        :class:`jarvis_core.tools.Tool` or a factory of one. A key the same plugin registered up front is
         replaced (the discovered registration is the fuller one); a key of another plugin is a clash as usual.
         The hook reports what it could not discover itself (a warning), rather than raising: a hook that
         raises is reported as a failed plugin, and what it registered up front stays.
