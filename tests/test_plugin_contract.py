@@ -6,6 +6,7 @@ exact message asserted. Each test selects the plugins it exercises with ``JARVIS
 from __future__ import annotations
 
 import json
+from importlib.metadata import version
 
 import httpx
 import pytest
@@ -144,6 +145,44 @@ PLUGINS = {
 
                 def build_system_prompt(self, *args, **kwargs):
                     return ""
+            """,
+    }),
+    "badengine": ([], {
+        "jarvis_plugin_badengine/plugin.py": """\
+            from jarvis_core import hookimpl
+
+            M = "jarvis_plugin_badengine.engine"
+
+            @hookimpl
+            def jarvis_register_engines(register):
+                register("acme", M + ":AcmeEngine", discoverable=False)
+                register("acme-lite", M + ":AcmeLiteEngine", discoverable=False)
+            """,
+        "jarvis_plugin_badengine/engine.py": """\
+            from jarvis_core.engine.base import InferenceEngine
+            from jarvis_plugin_badengine.wire import send
+
+            class AcmeLiteEngine(InferenceEngine):
+                engine_id = "acme-lite"
+
+                def generate(self, messages, *, model, **options):
+                    return send(messages)
+
+                async def stream(self, messages, *, model, **options):
+                    yield send(messages)
+
+                def list_models(self):
+                    return ["m"]
+
+                def health(self):
+                    return True
+
+            class AcmeEngine(AcmeLiteEngine):  # same methods: the instance says which engine ran
+                engine_id = "acme"
+            """,
+        "jarvis_plugin_badengine/wire.py": """\
+            def send(messages):
+                raise RuntimeError("the acme backend dropped the request")
             """,
     }),
     "badschema": ([], {
@@ -365,3 +404,48 @@ def test_the_server_names_the_agent_its_plugin_and_distribution(served, stream):
     assert len(logged) == 1, err
     assert f"unexpected RuntimeError while running agent 'crashes' {BADAGENTS}, raised at " in logged[0]
     assert "agents.py" in logged[0] and "in loop" in logged[0] and "lost its plan" not in err
+
+
+AGENTS = f"(plugin 'agents', jarvis-agents {version('jarvis-agents')})"
+BADENGINE = f"(plugin 'badengine', {_dist('badengine')} {V})"
+ENGINE_FIX = f"report it to the authors of {_dist('badengine')}, or disable it with JARVIS_DISABLE_PLUGINS=badengine"
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_an_engine_that_raises_under_a_built_in_agent_is_named_with_its_distribution(contract_venv, json_flag):
+    proc = _run(contract_venv, "ask", *json_flag, "--engine", "acme", "--model", "m", "--agent", "simple", "hi",
+                load="badengine,agents")
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr and "a bug in jarvis" not in proc.stderr
+    assert _lines(proc, "error") == [
+        f"jarvis: error: agent 'simple' {AGENTS} failed in engine 'acme' {BADENGINE}: RuntimeError: the acme backend "
+        f"dropped the request; {ENGINE_FIX}"
+    ]
+
+
+@pytest.fixture
+def served_engine(contract_venv, jarvis_serve):
+    proc, url = jarvis_serve("--engine", "acme", "--model", "m", "--agent", "simple",
+                             python=str(contract_venv.python),
+                             env=contract_venv.env({"JARVIS_LOAD_PLUGINS": f"{CORE},badengine,agents,server"}))
+    return url, proc
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_the_server_names_the_engine_that_raised_under_the_agent(served_engine, stream):
+    url, proc = served_engine
+    body = {"model": "m", "stream": stream, "messages": [{"role": "user", "content": "hi"}]}
+    response = httpx.post(url + "/v1/chat/completions", json=body, timeout=60)
+    assert response.status_code == 500
+    error = response.json()["error"]
+    assert (error["message"], error["code"]) == (
+        f"agent 'simple' {AGENTS} failed in engine 'acme' {BADENGINE} (RuntimeError; see the server log); {ENGINE_FIX}",
+        "plugin_error")
+    assert "dropped the request" not in response.text
+    proc.terminate()
+    _out, err = proc.communicate(timeout=30)
+    logged = [line for line in err.splitlines() if "unexpected RuntimeError" in line]
+    assert len(logged) == 1, err
+    assert (f"unexpected RuntimeError while running agent 'simple' {AGENTS} in engine 'acme' {BADENGINE}, raised at "
+            in logged[0])
+    assert "wire.py" in logged[0] and "in send" in logged[0] and "dropped the request" not in err

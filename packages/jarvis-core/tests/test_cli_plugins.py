@@ -208,3 +208,27 @@ def test_import_jarvis_core_loads_no_httpx_and_no_plugin():
     proc = _run(probe)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+def test_building_a_registry_with_plugin_commands_does_not_import_the_command_line():
+    # The built-in command names the registry keeps plugins off come from a module that imports nothing.
+    probe = (
+        "import json, sys, warnings\n"
+        "from jarvis_core import hookimpl\n"
+        "from jarvis_core.plugins import Registry, make_plugin_manager\n"
+        "class Commands:\n"
+        "    @staticmethod\n"
+        "    @hookimpl\n"
+        "    def jarvis_register_commands(register):\n"
+        "        register('plugins', 'acme.cli')\n"
+        "        register('acme', 'acme.cli')\n"
+        "warnings.simplefilter('ignore')\n"
+        "registry = Registry(make_plugin_manager(load_entrypoints=False, plugins=[('acme-commands', Commands())]))\n"
+        "print(json.dumps({'commands': sorted(registry.items('command')),"
+        " 'clashes': [r.key for r in registry.builtin_clashes],"
+        " 'cli': sorted(m for m in sys.modules if m.startswith('jarvis_core.cli'))}))\n"
+    )
+    proc = _run(probe)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == {
+        "commands": ["acme"], "clashes": ["plugins"], "cli": ["jarvis_core.cli", "jarvis_core.cli.builtin_commands"]}

@@ -187,13 +187,18 @@ def provider_agent(scope: RequestScope, key: str, session: PromptSession, prompt
 
 def agent_failure(key: str, exc: BaseException) -> BaseException:
     """What an agent's run raised, as the caller should see it: jarvis' own errors as they are, anything else
-    as a :class:`~jarvis_core.errors.PluginError` naming the agent key, its plugin and distribution."""
+    as a :class:`~jarvis_core.errors.PluginError` naming the agent key, its plugin and distribution, and the
+    part that raised it (an engine, tool or prompt provider of another plugin) when that is not the agent."""
     from jarvis_core.errors import JarvisError
     from jarvis_core.plugins.registry import get_registry
 
-    if isinstance(exc, JarvisError) or key not in get_registry().items("agent"):
+    registry = get_registry()
+    if isinstance(exc, JarvisError) or key not in registry.items("agent"):
         return exc
-    return get_registry().get("agent", key).error("failed while running", exc)
+    from jarvis_core.plugins.blame import blamed_part, run_failure
+
+    reg = registry.get("agent", key)
+    return run_failure(reg, exc, blamed_part(reg, exc, registry))
 
 
 def run_agent(key: str, runner: Any, text: str, context: Any) -> Any:

@@ -43,7 +43,9 @@ def log_withheld(exc: BaseException, doing: str) -> None:
 def agent_failure(key: str, exc: Exception, registry: Optional[Any] = None) -> Exception:
     """What agent ``key``'s run raised, as the client and the log should see it: jarvis' own errors as they
     are; anything else as a :class:`~jarvis_core.errors.PluginError` naming the agent key, its plugin and
-    distribution (the exception's type, never its text), logged the same way with the place it was raised."""
+    distribution, and the part that raised it when that is another (an engine, a tool, a prompt provider; see
+    :mod:`jarvis_core.plugins.blame`), with the exception's type, never its text; logged the same way with the
+    place it was raised."""
     from jarvis_core.errors import JarvisError
 
     if isinstance(exc, JarvisError) or not key:
@@ -55,5 +57,8 @@ def agent_failure(key: str, exc: Exception, registry: Optional[Any] = None) -> E
     reg = registry.items("agent").get(key)
     if reg is None:
         return exc
-    log_withheld(exc, f"running {reg.describe()}")
-    return reg.error(f"failed while running ({type(exc).__name__}; see the server log)")
+    from jarvis_core.plugins.blame import blamed_part, run_failure
+
+    source = blamed_part(reg, exc, registry)
+    log_withheld(exc, f"running {reg.describe()}" + (f" in {source.describe()}" if source is not None else ""))
+    return run_failure(reg, exc, source, shown=f" ({type(exc).__name__}; see the server log)")

@@ -342,7 +342,7 @@ class Registry:
         commands = self._items["command"]
         if not commands:
             return []
-        from jarvis_core.cli.main import COMMANDS
+        from jarvis_core.cli.builtin_commands import COMMANDS
 
         taken = [commands.pop(name) for name in [n for n in commands if n in COMMANDS]]
         for reg in taken:
