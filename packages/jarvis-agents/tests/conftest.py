@@ -1,11 +1,29 @@
 """Fixtures of the jarvis-agents tests: a REAL llama.cpp server (xllamacpp hosting SmolLM2-135M-Instruct) for
-the tests marked ``llamacpp``, started once per session on a free port and stopped at the end."""
+the tests marked ``llamacpp``, started once per session on a free port and stopped at the end; and
+``run_dirs``, where the sandbox makes its runs' work directories during one test."""
 
 from __future__ import annotations
 
+import pathlib
+import shutil
+import tempfile
 from typing import Iterator
 
 import pytest
+
+
+@pytest.fixture
+def run_dirs(monkeypatch: pytest.MonkeyPatch) -> Iterator[pathlib.Path]:
+    """The system temporary directory for this test (the sandbox's runs make their ``jarvis-sandbox-*``
+    directories in it), so a test sees its own runs' directories on the host and no one else's. It sits in
+    ``/tmp``, world-traversable, as ``/tmp`` is: the limits-only sandbox's user must reach its directory."""
+    runs = pathlib.Path(tempfile.mkdtemp(prefix="jarvis-test-runs-", dir="/tmp"))
+    runs.chmod(0o755)
+    monkeypatch.setattr(tempfile, "tempdir", str(runs))
+    try:
+        yield runs
+    finally:
+        shutil.rmtree(runs, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

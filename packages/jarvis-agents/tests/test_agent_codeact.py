@@ -57,7 +57,7 @@ def test_all_blocks_of_a_turn_are_joined_other_languages_do_not_run_and_state_la
     assert last_text(engine.calls[2]) == "Output:\n42" and result.content == "42"
 
 
-def test_code_runs_in_the_sandbox_not_in_this_process(monkeypatch):
+def test_code_runs_in_the_sandbox_not_in_this_process(monkeypatch, run_dirs):
     monkeypatch.setenv("JARVIS_TEST_SECRET", SECRET)
     engine = FakeEngine([
         "```python\nimport os\nprint(os.getpid(), os.getcwd(), os.environ.get('JARVIS_TEST_SECRET'))\n```",
@@ -65,9 +65,9 @@ def test_code_runs_in_the_sandbox_not_in_this_process(monkeypatch):
     ])
     result = agent(engine).run("where are you?")
     pid, cwd, secret = result.tool_results[0].content.split()
-    assert int(pid) != os.getpid() and os.path.basename(cwd).startswith("jarvis-sandbox-")
+    assert int(pid) != os.getpid() and cwd == "/work"  # the jail's path for the run's directory
     assert secret == "None" and SECRET not in last_text(engine.calls[1])
-    assert not os.path.exists(cwd)  # the REPL is gone with the run (its process: test_sandbox_jail)
+    assert list(run_dirs.iterdir()) == []  # the REPL's directory is gone with the run (its process: test_sandbox_jail)
 
 
 def test_a_failing_cell_is_a_failed_result_and_the_run_goes_on():

@@ -198,19 +198,19 @@ def _pid_and_dir(text: str):
     return int(pid), cwd
 
 
-def test_the_repl_is_a_child_process_that_is_gone_after_the_run():
+def test_the_repl_is_a_child_process_that_is_gone_after_the_run(run_dirs):
     engine = SubEngine([pid_cell("81.25"), "FINAL(ok)"])
     rlm(engine).run("?")
     pid, cwd = _pid_and_dir(last_text(engine.calls[1]))
-    assert pid != os.getpid() and gone("81.25") and not os.path.exists(cwd)
+    assert pid != os.getpid() and cwd == "/work" and gone("81.25") and list(run_dirs.iterdir()) == []
 
 
-def test_the_repl_is_gone_after_an_engine_error():
+def test_the_repl_is_gone_after_an_engine_error(run_dirs):
     engine = SubEngine([pid_cell("82.25"), EngineError("the server went away")])
     with pytest.raises(EngineError):
         rlm(engine).run("?")
     _, cwd = _pid_and_dir(last_text(engine.calls[1]))
-    assert gone("82.25") and not os.path.exists(cwd)
+    assert cwd == "/work" and gone("82.25") and list(run_dirs.iterdir()) == []
 
 
 def test_the_repl_is_gone_after_a_cancel_during_a_cell():

@@ -21,6 +21,7 @@ from jarvis_agents.sandbox import (
 )
 from jarvis_agents.sandbox import syscalls as syscalls_module
 from jarvis_agents.sandbox.jail import jail_status
+from jarvis_agents.sandbox.python import Workspace
 from jarvis_agents.tools.code import CodeInterpreterTool, ShellExecTool
 from jarvis_core.errors import ConfigError
 from jarvis_core.testing import FakeEngine
@@ -197,5 +198,5 @@ def test_a_launch_the_jail_refuses_leaves_no_filter_descriptor_open(monkeypatch,
     before = len(os.listdir("/proc/self/fd"))
     for _ in range(3):
         with pytest.raises(JailUnavailableError, match="home directory"):
-            sandbox.launch(str(tmp_path), python=sys.executable)
+            sandbox.launch(Workspace(str(tmp_path), "/work"), python=sys.executable)
     assert len(os.listdir("/proc/self/fd")) == before

@@ -87,3 +87,8 @@ def jarvis_register_commands(register: Register) -> None:
              description="run operative agents once or on a schedule; list and show operators")
     register("wrappers", "jarvis_agents.wrapped.cli",
              description="check and set up the wrapped agent runtimes (claude_code, openhands)")
+
+
+@hookimpl
+def jarvis_register_config_sections(register: Register) -> None:
+    register("sandbox", "jarvis_agents.sandbox.uids:SandboxSettings")  # [sandbox] uid_range

@@ -13,12 +13,13 @@
   other than ``AF_UNIX`` (unless the run allows network), namespaces, mounts, ptrace, kernel modules and more;
 - a mount view of its own: ``/usr`` and the ``/bin``, ``/sbin``, ``/lib*`` links or directories, the few
   ``/etc`` files the dynamic loader reads and the interpreter's own prefix, all read-only; a minimal
-  ``/dev`` with a small ``/dev/shm`` of its own (POSIX semaphores: ``multiprocessing``); the run's work directory, the only writable place; everything else (the host's home,
-  ``~/.jarvis``, ``/root``, other runs' directories, the project) is absent. The root itself is
-  read-only.
+  ``/dev`` with a small ``/dev/shm`` of its own (POSIX semaphores: ``multiprocessing``); the run's work
+  directory at :data:`WORKDIR_IN_JAIL` (never at its host path, so no name of the host's directories shows),
+  the only writable place; everything else (the host's home, ``~/.jarvis``, ``/root``, other runs'
+  directories, the project) is absent. The root itself is read-only.
 - users: when jarvis runs as root, bwrap keeps only ``CAP_SETUID``/``CAP_SETGID`` and the bootstrap
-  switches to the unprivileged user before any job code runs; otherwise a new user namespace (the same
-  uid, no capabilities, no further user namespaces).
+  switches to the run's own uid (:mod:`~jarvis_agents.sandbox.uids`) before any job code runs; otherwise a
+  new user namespace (the same uid, no capabilities, no further user namespaces).
 
 :func:`jail_status` says whether this machine can have the jail (cheaply: ``bwrap`` on ``PATH`` and user
 namespaces allowed, or root); the first real run is the proof (a failure names bwrap's own message).
@@ -38,7 +39,8 @@ import attrs
 from jarvis_agents.sandbox.errors import JailUnavailableError
 from jarvis_agents.sandbox.syscalls import seccomp_problem
 
-__all__ = ["BOOTSTRAP_IN_JAIL", "INSTALL_HINT", "ISOLATIONS", "SHM_BYTES", "JailStatus", "check_isolation",
+__all__ = ["BOOTSTRAP_IN_JAIL", "INSTALL_HINT", "ISOLATIONS", "SHM_BYTES", "WORKDIR_IN_JAIL", "JailStatus",
+           "check_isolation",
            "check_seccomp", "jail_argv", "jail_exit_code", "jail_status", "refuse_unjailed"]
 
 #: What :class:`~jarvis_agents.sandbox.PythonSandbox` accepts as ``isolation``.
@@ -48,6 +50,8 @@ INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; 
                 "knowingly with isolation = \"rlimits\" (see docs/sandbox.md)")
 #: Where the bootstrap script appears inside the jail.
 BOOTSTRAP_IN_JAIL = "/run/jarvis/child_bootstrap.py"
+#: Where the run's work directory appears inside the jail (its cwd, ``HOME`` and ``TMPDIR``).
+WORKDIR_IN_JAIL = "/work"
 #: The size of the jail's own ``/dev/shm`` (a tmpfs: memory that ``RLIMIT_AS`` does not count).
 SHM_BYTES = 64 * 2**20
 _SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -147,6 +151,10 @@ def _homes() -> List[str]:
 def _check_prefix(prefix: str) -> str:
     """A directory the jail may bind read-only for the interpreter: never a home itself or a parent of one."""
     real = os.path.realpath(prefix)
+    if real == WORKDIR_IN_JAIL or real.startswith(WORKDIR_IN_JAIL + "/"):
+        raise JailUnavailableError(
+            f"the interpreter's prefix {real} lies under {WORKDIR_IN_JAIL}, where the jail shows the run's work "
+            "directory; pass python= an interpreter installed elsewhere (for example /usr/bin/python3)")
     for home in _homes():
         if real == home or home.startswith(real.rstrip("/") + "/") or real == "/":
             raise JailUnavailableError(
@@ -192,7 +200,8 @@ def jail_argv(
     """``command`` run inside bubblewrap, the work directory its only writable place (see the module docs).
 
     ``prefixes`` are the interpreter's installation directories (bound read-only unless under ``/usr``);
-    ``bootstrap`` is bound at :data:`BOOTSTRAP_IN_JAIL`. ``seccomp_fd`` is a descriptor the child inherits
+    ``bootstrap`` is bound at :data:`BOOTSTRAP_IN_JAIL`, ``workdir`` (a host path) at :data:`WORKDIR_IN_JAIL`.
+    ``seccomp_fd`` is a descriptor the child inherits
     holding the filter's BPF program (:func:`~jarvis_agents.sandbox.syscalls.filter_fd`); ``None`` runs the
     jail without one. The command starts in ``/``: the work directory belongs to the sandbox user, so the
     bootstrap enters it after switching to that user.
@@ -217,5 +226,5 @@ def jail_argv(
             args += [*_parents(prefix, made), "--ro-bind", prefix, prefix]
     args += [*_parents(BOOTSTRAP_IN_JAIL, made), "--ro-bind", bootstrap, BOOTSTRAP_IN_JAIL, "--proc", "/proc", "--dev", "/dev",
              "--perms", "1777", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm",
-             *_parents(workdir, made), "--bind", workdir, workdir, "--chdir", "/", "--remount-ro", "/", "--", *command]
+             "--bind", workdir, WORKDIR_IN_JAIL, "--chdir", "/", "--remount-ro", "/", "--", *command]
     return args

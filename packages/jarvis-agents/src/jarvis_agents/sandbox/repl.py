@@ -1,8 +1,8 @@
 """``PythonRepl``: a persistent Python REPL in the sandbox, one child process for many cells.
 
 The child is started exactly as a :class:`~jarvis_agents.sandbox.PythonSandbox` run (``python -I -S`` on
-the bootstrap, the clean environment, a fresh 0700 working directory, the resource limits, the
-unprivileged user when jarvis runs as root, its own session), but instead of one code string it runs
+the bootstrap, the clean environment, a fresh 0700 working directory, the resource limits, a uid of the
+run's own when jarvis runs as root, its own session), but instead of one code string it runs
 :mod:`~jarvis_agents.sandbox.repl_child`, which keeps one namespace and reads cells in a loop. The two
 talk in JSON lines over two pipes of their own (not stdin/stdout), so nothing the code prints can corrupt
 the exchange.
@@ -20,8 +20,8 @@ the exchange.
   starts a fresh child (its ``variables`` defined again, everything else gone).
 - **Clean-up.** :meth:`PythonRepl.close` kills the child at once and never blocks: in the jail the child
   is the first process of its own PID namespace, so every process the code started (``setsid`` and
-  double-forked ones included) dies with it; the reaping, the draining of its pipes and the removal of the
-  working directory happen on a thread. It is idempotent, so it is safe in a ``finally``.
+  double-forked ones included) dies with it; the reaping, the draining of its pipes, the removal of the
+  working directory and the release of the run's uid happen on a thread. It is idempotent, so it is safe in a ``finally``.
   :meth:`PythonRepl.aclose` (and leaving ``async with``) also awaits that clean-up, off the event loop.
 """
 
@@ -32,7 +32,6 @@ import contextlib
 import json
 import math
 import os
-import shutil
 import subprocess
 import threading
 import time
@@ -44,7 +43,7 @@ import attrs
 from jarvis_agents.sandbox.errors import SandboxUnavailableError
 from jarvis_agents.sandbox.limits import SandboxLimits
 from jarvis_agents.sandbox.process import kill_group
-from jarvis_agents.sandbox.python import PythonSandbox, child_environment
+from jarvis_agents.sandbox.python import PythonSandbox, Workspace, child_environment
 from jarvis_agents.sandbox.result import describe_exit
 
 __all__ = ["CallHandler", "CellResult", "PythonRepl"]
@@ -126,7 +125,7 @@ class PythonRepl:
         self.variables: Dict[str, Any] = dict(variables or {})
         self.starts = 0
         self._proc: Optional[subprocess.Popen[bytes]] = None
-        self._workdir: Optional[str] = None
+        self._workspace: Optional[Workspace] = None
         self._reader: Optional[asyncio.StreamReader] = None
         self._transports: list[Any] = []
         self._log = bytearray()
@@ -139,6 +138,12 @@ class PythonRepl:
         return f"<PythonRepl pid={self.pid} starts={self.starts}>"
 
     @property
+    def workspace(self) -> Optional[Workspace]:
+        """The running child's work directory (its host ``path``, the ``inside`` path the code sees, its
+        user); ``None`` when no child runs."""
+        return self._workspace
+
+    @property
     def running(self) -> bool:
         """True while a child process is up."""
         return self._proc is not None
@@ -149,35 +154,35 @@ class PythonRepl:
         if self._proc is not None:
             return
         loop = asyncio.get_running_loop()
-        workdir = self.sandbox.make_workdir()
+        # the first use may probe the interpreter (and the jail), and leasing a uid reads /proc: off the loop
+        workspace = await asyncio.to_thread(self.sandbox.workspace)
         try:
-            # the first use may probe the interpreter (and the jail): off the loop
-            launch = await asyncio.to_thread(self.sandbox.launch, workdir)
+            launch = await asyncio.to_thread(self.sandbox.launch, workspace)
         except BaseException:
-            shutil.rmtree(workdir, ignore_errors=True)
+            workspace.remove()
             raise
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         settings = {"fds": [to_child_r, from_child_w], "max_output_chars": self.max_output_chars,
                     "functions": list(self.functions), "final": self.final}
         job = self.sandbox.job({"mode": "python", "code": _CHILD_SOURCE.read_text(encoding="utf-8"),
-                                "args": [json.dumps(settings)]}, self.limits, workdir)
+                                "args": [json.dumps(settings)]}, self.limits, workspace)
         try:
             proc = subprocess.Popen(
                 launch.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                env=child_environment(workdir), cwd=workdir, start_new_session=True, close_fds=True,
+                env=child_environment(workspace.inside), cwd=workspace.path, start_new_session=True, close_fds=True,
                 pass_fds=(to_child_r, from_child_w, *launch.fds),
             )
         except OSError as exc:
             for fd in (to_child_r, to_child_w, from_child_r, from_child_w):
                 os.close(fd)
-            shutil.rmtree(workdir, ignore_errors=True)
+            workspace.remove()
             raise SandboxUnavailableError(f"cannot start the sandbox REPL: {exc}") from None
         finally:
             launch.close()
         os.close(to_child_r)
         os.close(from_child_w)
-        self._proc, self._workdir, self.pid = proc, workdir, proc.pid
+        self._proc, self._workspace, self.pid = proc, workspace, proc.pid
         self.starts += 1
         self._log = bytearray()
         self._drainer = threading.Thread(target=_drain, args=(proc, self._log), daemon=True, name="repl-log")
@@ -296,7 +301,7 @@ class PythonRepl:
             return None
         return message if isinstance(message, dict) else None
 
-    def _kill(self) -> Optional[Tuple[subprocess.Popen[bytes], Optional[threading.Thread], Optional[str], bytearray,
+    def _kill(self) -> Optional[Tuple[subprocess.Popen[bytes], Optional[threading.Thread], Optional[Workspace], bytearray,
                                       float, Callable[[int], int]]]:
         """Kill the child's process group and close the channel, without waiting for anything; what is left
         to do (see :func:`_reap`) is returned, ``None`` when no child runs."""
@@ -308,8 +313,8 @@ class PythonRepl:
             with contextlib.suppress(Exception):  # the loop may be closed already
                 transport.close()
         self._transports = []
-        workdir, self._workdir = self._workdir, None
-        return proc, self._drainer, workdir, self._log, self.cell_timeout_s, self.sandbox.exit_code
+        workspace, self._workspace = self._workspace, None
+        return proc, self._drainer, workspace, self._log, self.cell_timeout_s, self.sandbox.exit_code
 
     async def _lose(self) -> str:
         """End the child (see :meth:`_kill`), then reap it off the loop; returns the reason it ended."""
@@ -336,15 +341,16 @@ def _drain(proc: subprocess.Popen[bytes], log: bytearray) -> None:
             stream.close()
 
 
-def _reap(proc: subprocess.Popen[bytes], drainer: Optional[threading.Thread], workdir: Optional[str],
+def _reap(proc: subprocess.Popen[bytes], drainer: Optional[threading.Thread], workspace: Optional[Workspace],
           log: bytearray, timeout_s: float, exit_code: Callable[[int], int]) -> str:
-    """Reap the killed child, give its log a moment to arrive, remove the working directory (blocking)."""
+    """Reap the killed child, give its log a moment to arrive, remove the working directory and give the
+    run's uid back (blocking)."""
     code = exit_code(proc.wait())
     if drainer is not None:
         # Without the jail a setsid grandchild may hold the pipe: the drainer then ends when it does.
         drainer.join(timeout=1.0)
-    if workdir is not None:
-        shutil.rmtree(workdir, ignore_errors=True)
+    if workspace is not None:
+        workspace.remove()
     reason = describe_exit(code, False, timeout_s) or "exit code 0"
     text = bytes(log).decode("utf-8", "replace").strip()
     return f"{reason}; it wrote: {text[-1000:]}" if text else reason
