@@ -423,6 +423,17 @@ def test_an_engine_that_raises_under_a_built_in_agent_is_named_with_its_distribu
     ]
 
 
+def test_an_engine_that_raises_without_an_agent_is_named_with_its_distribution(contract_venv):
+    proc = _run(contract_venv, "ask", "--engine", "acme", "--model", "m", "hi", load="badengine")
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr and "a bug in jarvis" not in proc.stderr
+    assert _lines(proc, "error") == [
+        f"jarvis: error: engine 'acme' {BADENGINE} failed: RuntimeError: the acme backend dropped the request; report "
+        "it to the plugin's authors, or disable it with JARVIS_DISABLE_PLUGINS=badengine; rerun with --debug for the "
+        "traceback"
+    ]
+
+
 @pytest.fixture
 def served_engine(contract_venv, jarvis_serve):
     proc, url = jarvis_serve("--engine", "acme", "--model", "m", "--agent", "simple",

@@ -43,9 +43,27 @@ def print_error(exc: BaseException, *, debug: bool = False, file: Optional[TextI
         line = f"{PROG}: error: {type(exc).__name__}: {message}"
     else:
         hint = "" if debug else "; rerun with --debug for the traceback"
-        line = f"{PROG}: error: unexpected {type(exc).__name__}: {message} (a bug in jarvis or a plugin{hint})"
+        blamed = _plugin_failure(exc)
+        if blamed is not None:
+            line = f"{PROG}: error: {one_line(str(blamed))}{hint}"
+        else:
+            line = f"{PROG}: error: unexpected {type(exc).__name__}: {message} (a bug in jarvis or a plugin{hint})"
     print(line, file=out)
     out.flush()
+
+
+def _plugin_failure(exc: BaseException) -> Any:
+    """``exc`` as the error of the plugin whose code raised it, when one did (see :mod:`jarvis_core.plugins.blame`).
+    No plugin code has run unless the registry was built, so a command that never built it does not here."""
+    if "jarvis_core.plugins.registry" not in sys.modules:
+        return None
+    from jarvis_core.plugins.blame import part_failure
+    from jarvis_core.plugins.registry import get_registry
+
+    try:
+        return part_failure(exc, get_registry())
+    except Exception:  # reporting one failure must not raise another
+        return None
 
 
 def show_warning(

@@ -24,7 +24,7 @@ from jarvis_core.errors import PluginError
 if TYPE_CHECKING:
     from jarvis_core.plugins.registry import Registration, Registry
 
-__all__ = ["Source", "blamed_part", "raised_in", "run_failure"]
+__all__ = ["Source", "blamed_part", "part_failure", "raised_in", "run_failure"]
 
 #: The packages that run agents and call plugins (the framework, the server, which catches a run's exception in
 #: its own frames): their frames are never the part to blame.
@@ -206,3 +206,17 @@ def run_failure(agent: Registration, exc: BaseException, source: Optional[Source
         f"or disable it with JARVIS_DISABLE_PLUGINS={source.plugin}",
         key=source.registration.key if source.registration is not None else "",
         plugin=source.plugin, distribution=source.distribution)
+
+
+def part_failure(exc: BaseException, registry: Registry) -> Optional[PluginError]:
+    """The :class:`PluginError` for ``exc`` (not a jarvis error) raised outside any agent run by a plugin's code
+    (an engine's ``generate``, a prompt provider building its prompt), naming that part; ``None`` when no
+    plugin's frame raised it."""
+    source = raised_in(exc, registry)
+    if source is None:
+        return None
+    if source.registration is not None:
+        return source.registration.error("failed", exc)
+    return PluginError(
+        f"{source.describe()} failed: {type(exc).__name__}: {exc}; report it to the plugin's authors, or disable it "
+        f"with JARVIS_DISABLE_PLUGINS={source.plugin}", plugin=source.plugin, distribution=source.distribution)
