@@ -203,14 +203,15 @@ class UnknownNameError(PluginError, LookupError):
     :param kind: what was looked up (``engine``, ``agent``, ``tool``, ``parser``, ``hook`` …).
     :param name: the name that is not registered (also :attr:`key`).
     :param available: the names that are, sorted.
+    :param note: said after the listing (where else it was looked for, the close matches), when given.
     """
 
-    def __init__(self, kind: str, name: str, available: Sequence[str]) -> None:
+    def __init__(self, kind: str, name: str, available: Sequence[str], *, note: str = "") -> None:
         self.kind = kind
         self.name = name
         self.available = tuple(sorted(available))
         listing = ", ".join(self.available) if self.available else "none installed"
-        super().__init__(f"unknown {kind} {name!r}; available: {listing}", key=name)
+        super().__init__(f"unknown {kind} {name!r}; available: {listing}{'; ' + note if note else ''}", key=name)
 
 
 class InvalidOptionError(JarvisError, ValueError):

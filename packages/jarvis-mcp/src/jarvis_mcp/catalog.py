@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
 
-__all__ = ["Offer", "cache_file", "configured_servers", "fingerprint", "offers", "read_cache", "source_of",
-           "write_cache"]
+__all__ = ["Offer", "cache_file", "config_table", "configured_servers", "fingerprint", "offers", "read_cache",
+           "source_of", "write_cache"]
 
 
 def _home(env: Mapping[str, str]) -> Path:
@@ -66,6 +66,12 @@ def fingerprint(table: Mapping[str, Any]) -> str:
                 "env": {str(k): str(v) for k, v in env.items()} if isinstance(env, Mapping) else str(env),
                 "cwd": str(table.get("cwd", "") or ""), "url": str(table.get("url", "") or "")}
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def config_table(config: Any) -> Dict[str, Any]:
+    """What :func:`fingerprint` digests, from a checked ``McpServerConfig``."""
+    return {"command": config.command, "args": list(config.args), "env": dict(config.env), "cwd": config.cwd,
+            "url": config.url}
 
 
 def cache_file(server: str, environ: Optional[Mapping[str, str]] = None) -> Path:

@@ -19,9 +19,10 @@ import threading
 from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Union
 
 from jarvis_core.engine.redaction import protect_logs, scrub_error, scrub_text
-from jarvis_mcp.catalog import cache_file, write_cache
+from jarvis_mcp.catalog import cache_file, config_table, write_cache
 from jarvis_mcp.config import McpServerConfig
 from jarvis_mcp.errors import McpError, McpServerCrashedError, McpServerTimeoutError, McpStartError, McpToolError
+from jarvis_mcp.failures import forget_failure, remember_failure
 
 __all__ = ["Connection", "connection", "list_servers", "listing_of", "shutdown"]
 
@@ -299,18 +300,29 @@ def _plain(exc: BaseException) -> str:
 
 
 def listing_of(name: str, config: McpServerConfig) -> List[Dict[str, Any]]:
-    """Start (if needed) and list server ``name``'s tools, and keep the listing for later processes."""
-    tools = connection(name, config).list_tools()
-    write_cache(name, _table(config), tools)
+    """Start (if needed) and list server ``name``'s tools, and keep the listing for later processes (or the
+    failure, which discovery then does not retry for the server's ``retry_after``)."""
+    try:
+        tools = connection(name, config).list_tools()
+    except McpError as exc:
+        remember_failure(name, config, exc)
+        raise
+    _keep(name, config, tools)
     return tools
+
+
+def _keep(name: str, config: McpServerConfig, tools: List[Dict[str, Any]]) -> None:
+    write_cache(name, config_table(config), tools)
+    forget_failure(name)
 
 
 def list_servers(configs: Mapping[str, McpServerConfig], *, on_slow: Callable[[List[str], float], None],
                  slow_after: float = 1.0) -> Dict[str, Union[List[Dict[str, Any]], McpError]]:
     """Start the servers of ``configs`` all at once and list their tools, each within its
     ``startup_timeout``; keep each listing (as :func:`listing_of`). A server that fails gives its typed
-    error instead. ``on_slow(waiting, seconds)`` is called once when some are still starting after
-    ``slow_after`` seconds, with their names and the longest they may take."""
+    error instead, and it is remembered (:mod:`jarvis_mcp.failures`). ``on_slow(waiting, seconds)`` is called
+    once when some are still starting after ``slow_after`` seconds, with their names and the longest they may
+    take."""
     futures = {name: _background().submit(connection(name, config).discover()) for name, config in configs.items()}
     _, waiting = concurrent.futures.wait(list(futures.values()), timeout=slow_after)
     if waiting:
@@ -321,18 +333,13 @@ def list_servers(configs: Mapping[str, McpServerConfig], *, on_slow: Callable[[L
         config = configs[name]
         try:
             tools = future.result(config.startup_timeout + 10)  # a backstop: discover() bounds itself
-        except McpError as exc:
-            scrub_error(exc, config.secret_values())
-            out[name] = exc
+        except (McpError, concurrent.futures.TimeoutError) as exc:
+            error = exc if isinstance(exc, McpError) else McpStartError(
+                f"MCP server {name!r} did not start within {config.startup_timeout:g} s")
+            scrub_error(error, config.secret_values())
+            remember_failure(name, config, error)
+            out[name] = error
             continue
-        except concurrent.futures.TimeoutError:
-            out[name] = McpStartError(f"MCP server {name!r} did not start within {config.startup_timeout:g} s")
-            continue
-        write_cache(name, _table(config), tools)
+        _keep(name, config, tools)
         out[name] = tools
     return out
-
-
-def _table(config: McpServerConfig) -> Dict[str, Any]:
-    return {"command": config.command, "args": list(config.args), "env": dict(config.env), "cwd": config.cwd,
-            "url": config.url}

@@ -32,6 +32,11 @@ def _positive(_: object, attribute: attrs.Attribute[float], value: float) -> Non
         raise ValueError(f"{attribute.name} must be a positive number of seconds, got {value!r}")
 
 
+def _not_negative(_: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not value >= 0:
+        raise ValueError(f"{attribute.name} must be a number of seconds, 0 or more, got {value!r}")
+
+
 @attrs.frozen
 class McpServerConfig:
     """One ``[mcp.servers.<name>]`` table: ``command`` (stdio) or ``url`` (streamable HTTP).
@@ -48,6 +53,9 @@ class McpServerConfig:
     :param timeout: seconds a call may take before it fails with ``McpServerTimeoutError``.
     :param startup_timeout: seconds for the server to start and finish the handshake.
     :param max_output_chars: a call's result is cut to this many characters.
+    :param retry_after: seconds during which a server that failed to start (with this same command line,
+        ``env``, ``cwd`` or URL) is not started again to discover its tools; ``jarvis mcp tools`` always
+        tries it. ``0``: every command that needs its tools tries it.
     """
 
     command: str = ""
@@ -65,6 +73,7 @@ class McpServerConfig:
     timeout: float = attrs.field(default=60.0, validator=_positive)
     startup_timeout: float = attrs.field(default=30.0, validator=_positive)
     max_output_chars: int = 16_000
+    retry_after: float = attrs.field(default=300.0, validator=_not_negative)
 
     def __attrs_post_init__(self) -> None:
         if bool(self.command) == bool(self.url):

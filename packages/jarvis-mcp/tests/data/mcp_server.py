@@ -1,5 +1,6 @@
 """A real MCP server written with the official SDK, for the tests: ``python mcp_server.py [stdio|http PORT]
-[--hang-at-start]``.
+[--hang-at-start] [--count-starts FILE] [--fail-while FILE]`` (``--count-starts``: append a line to FILE
+each time it starts; ``--fail-while``: exit at once, status 1, while FILE exists).
 
 Its tools: ``add`` (read-only, closed world), ``note`` (destructive), ``shout`` (open world, not read-only), ``big`` (a
 result of ``n`` characters), ``crash`` (the process exits mid-call), ``hang`` (never answers), ``failing``
@@ -82,7 +83,17 @@ def reject(ctx: Context) -> str:
     raise ToolError(f"invalid credentials: {sent.get('authorization')} {sent.get('x-api-key')} {sent.get('cookie')}")
 
 
+def _option(name: str) -> str:
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else ""
+
+
 if __name__ == "__main__":
+    if _option("--count-starts"):
+        with open(_option("--count-starts"), "a", encoding="utf-8") as starts:
+            starts.write("started\n")
+    if _option("--fail-while") and os.path.exists(_option("--fail-while")):
+        print("refusing to start: the broken-flag file is there", file=sys.stderr)
+        sys.exit(1)
     if "--hang-at-start" in sys.argv:
         time.sleep(3600)
     if len(sys.argv) > 2 and sys.argv[1] == "http":

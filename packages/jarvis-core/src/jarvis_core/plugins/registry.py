@@ -231,6 +231,8 @@ class Registry:
         self.clashes: Dict[str, List[Registration]] = {}
         #: Kinds whose discovery hook ran (see :meth:`discover`).
         self._discovered: set[str] = set()
+        #: Kind -> the distributions whose discovery hook ran for it (named when a key is still unknown).
+        self._discoverers: Dict[str, List[str]] = {}
         self._discovering = threading.RLock()
         self._in_discovery: set[str] = set()
         self._fill()
@@ -417,6 +419,7 @@ class Registry:
             if caller is None:
                 continue
             dist, version = self.pm.distribution_of(plugin_name)
+            self._discoverers.setdefault(kind, []).append(dist)
             try:
                 caller(register=self._named_register(kind, plugin_name, dist, version, replace=True))
             except (Exception, SystemExit) as exc:
@@ -451,8 +454,20 @@ class Registry:
                 pkind, _, name = key.partition(":")
                 names = [k.partition(":")[2] for k in table if k.startswith(pkind + ":")]
                 raise UnknownNameError(f"{pkind} parser", name, names)
-            raise UnknownNameError(kind.replace("_", " "), key, list(table))
+            raise UnknownNameError(kind.replace("_", " "), key, list(table), note=self._after_discovery(kind, key))
         return reg
+
+    def _after_discovery(self, kind: str, key: str) -> str:
+        """For a key still unknown once plugins discovered what they could: whose discovery ran, and the
+        registered keys close to it (a typo is likelier than a tool nothing offers)."""
+        discoverers = self._discoverers.get(kind)
+        if not discoverers:
+            return ""
+        import difflib  # only for an unknown key
+
+        close = difflib.get_close_matches(key, list(self._items[kind]), n=3, cutoff=0.6)
+        near = f"did you mean {' or '.join(map(repr, close))}?" if close else "no close match"
+        return f"not found by discovery either ({DISCOVERY[kind]} of {', '.join(sorted(set(discoverers)))} ran); {near}"
 
     def load(self, kind: str, key: str) -> Any:
         """Shorthand for ``get(kind, key).load()``."""
