@@ -272,7 +272,7 @@ def test_an_interpreter_prefix_that_is_a_home_is_never_bound(monkeypatch, tmp_pa
     monkeypatch.setenv("HOME", str(tmp_path))
     with pytest.raises(JailUnavailableError, match="home directory"):
         jail_module.jail_argv(["python"], bwrap="/usr/bin/bwrap", workdir="/tmp/w", prefixes=[str(tmp_path)],
-                              bootstrap="/b.py")
+                              bootstrap_fd=3)
 
 
 def _sleepers(seconds: str) -> list:

@@ -193,14 +193,16 @@ def jail_argv(
     bwrap: str,
     workdir: str,
     prefixes: Iterable[str],
-    bootstrap: str,
+    bootstrap_fd: int,
     network: bool = False,
     seccomp_fd: Optional[int] = None,
 ) -> List[str]:
     """``command`` run inside bubblewrap, the work directory its only writable place (see the module docs).
 
     ``prefixes`` are the interpreter's installation directories (bound read-only unless under ``/usr``);
-    ``bootstrap`` is bound at :data:`BOOTSTRAP_IN_JAIL`, ``workdir`` (a host path) at :data:`WORKDIR_IN_JAIL`.
+    ``bootstrap_fd`` is a descriptor the child inherits holding the bootstrap script, copied to
+    :data:`BOOTSTRAP_IN_JAIL` (a copy, not a bind of the host file, so not even ``/proc/self/mountinfo``
+    names where jarvis is installed); ``workdir`` (a host path) is bound at :data:`WORKDIR_IN_JAIL`.
     ``seccomp_fd`` is a descriptor the child inherits
     holding the filter's BPF program (:func:`~jarvis_agents.sandbox.syscalls.filter_fd`); ``None`` runs the
     jail without one. The command starts in ``/``: the work directory belongs to the sandbox user, so the
@@ -224,7 +226,8 @@ def jail_argv(
     for prefix in dict.fromkeys(_check_prefix(p) for p in prefixes):
         if prefix != "/usr" and not prefix.startswith("/usr/"):
             args += [*_parents(prefix, made), "--ro-bind", prefix, prefix]
-    args += [*_parents(BOOTSTRAP_IN_JAIL, made), "--ro-bind", bootstrap, BOOTSTRAP_IN_JAIL, "--proc", "/proc", "--dev", "/dev",
+    args += [*_parents(BOOTSTRAP_IN_JAIL, made), "--perms", "0444", "--ro-bind-data", str(bootstrap_fd), BOOTSTRAP_IN_JAIL,
+             "--proc", "/proc", "--dev", "/dev",
              "--perms", "1777", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm",
              "--bind", workdir, WORKDIR_IN_JAIL, "--chdir", "/", "--remount-ro", "/", "--", *command]
     return args

@@ -19,7 +19,7 @@ from typing import IO, Callable, Dict, List, Mapping, Optional, Sequence
 
 import attrs
 
-__all__ = ["ProcessOutcome", "kill_group", "leader_exited", "run_process"]
+__all__ = ["ProcessOutcome", "kill_group", "leader_exited", "memory_fd", "run_process"]
 
 _CHUNK = 65536
 _DRAIN_AFTER_KILL_S = 1.0
@@ -50,6 +50,19 @@ class _CappedBuffer:
             self.data += chunk[:room]
         if len(chunk) > max(room, 0):
             self.dropped = True
+
+
+def memory_fd(name: str, data: bytes) -> int:
+    """A new descriptor (Linux ``memfd``) holding ``data`` from its start, for a child to read by number (the
+    jail's seccomp program, its bootstrap script); the caller closes it once the child has started."""
+    fd = os.memfd_create(name, os.MFD_CLOEXEC)
+    try:
+        os.write(fd, data)
+        os.lseek(fd, 0, os.SEEK_SET)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
 
 
 def leader_exited(pid: int) -> bool:

@@ -21,6 +21,7 @@ See ``docs/sandbox.md``.
 
 from __future__ import annotations
 
+import functools
 import marshal
 import os
 import shutil
@@ -45,7 +46,7 @@ from jarvis_agents.sandbox.jail import (
     refuse_unjailed,
 )
 from jarvis_agents.sandbox.limits import SandboxLimits
-from jarvis_agents.sandbox.process import run_process
+from jarvis_agents.sandbox.process import memory_fd, run_process
 from jarvis_agents.sandbox.result import SandboxResult, describe_exit
 from jarvis_agents.sandbox.syscalls import filter_fd
 from jarvis_agents.sandbox.uids import UidLease, check_uid_range, configured_uid_range, lease_uid, tasks_of_user
@@ -243,8 +244,10 @@ class PythonSandbox:
         fd = filter_fd(self.network) if self.seccomp else None
         launch = Launch([], () if fd is None else (fd,))
         try:
+            boot = memory_fd("jarvis-bootstrap", _bootstrap_source())
+            launch = attrs.evolve(launch, fds=(*launch.fds, boot))
             argv = jail_argv([real, "-I", "-S", BOOTSTRAP_IN_JAIL], bwrap=status.bwrap, workdir=workspace.path,
-                             prefixes=prefixes, bootstrap=_BOOTSTRAP, network=self.network, seccomp_fd=fd)
+                             prefixes=prefixes, bootstrap_fd=boot, network=self.network, seccomp_fd=fd)
         except BaseException:
             launch.close()
             raise
@@ -328,6 +331,11 @@ def _interpreter(python: str) -> Tuple[str, Tuple[str, ...]]:
             found = [line.strip() for line in out[:3]]
         _INTERPRETERS[python] = (found[0], tuple(found[1:]))
     return _INTERPRETERS[python]
+
+
+@functools.lru_cache(maxsize=1)
+def _bootstrap_source() -> bytes:
+    return Path(_BOOTSTRAP).read_bytes()
 
 
 def child_environment(workdir: str) -> Dict[str, str]:

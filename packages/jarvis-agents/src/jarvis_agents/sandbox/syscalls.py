@@ -21,7 +21,6 @@ it never kills the process. Refused:
 from __future__ import annotations
 
 import errno
-import os
 import platform
 import socket
 import tempfile
@@ -30,6 +29,7 @@ import threading
 from typing import Any, Dict, FrozenSet, Tuple
 
 from jarvis_agents.sandbox.errors import SeccompUnavailableError
+from jarvis_agents.sandbox.process import memory_fd
 
 __all__ = ["LOCAL_FAMILIES", "NETWORK_FAMILIES", "REFUSED", "SECCOMP_HINT", "filter_fd", "filter_program",
            "seccomp_problem"]
@@ -86,15 +86,7 @@ def filter_program(network: bool) -> bytes:
 def filter_fd(network: bool) -> int:
     """A new descriptor holding :func:`filter_program` from its start, for ``bwrap --seccomp``; the caller
     closes it once bwrap has started (bwrap reads its own inherited copy)."""
-    program = filter_program(network)
-    fd = os.memfd_create("jarvis-seccomp", os.MFD_CLOEXEC)
-    try:
-        os.write(fd, program)
-        os.lseek(fd, 0, os.SEEK_SET)
-    except OSError:
-        os.close(fd)
-        raise
-    return fd
+    return memory_fd("jarvis-seccomp", filter_program(network))
 
 
 def _build(network: bool) -> bytes:
