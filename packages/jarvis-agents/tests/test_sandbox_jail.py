@@ -275,6 +275,14 @@ def test_an_interpreter_prefix_that_is_a_home_is_never_bound(monkeypatch, tmp_pa
                               bootstrap_fd=3)
 
 
+def test_an_interpreter_prefix_where_the_jail_shows_the_work_directory_is_refused(monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    inside = jail_module.WORKDIR_IN_JAIL + "/python3.11"
+    with pytest.raises(JailUnavailableError, match=f"lies under {jail_module.WORKDIR_IN_JAIL}"):
+        jail_module.jail_argv(["python"], bwrap="/usr/bin/bwrap", workdir="/tmp/w", prefixes=[inside],
+                              bootstrap_fd=3)
+
+
 def _sleepers(seconds: str) -> list:
     """Live host processes running ``sleep <seconds>`` (a value no other test uses)."""
     found = []

@@ -151,16 +151,17 @@ def _homes() -> List[str]:
 def _check_prefix(prefix: str) -> str:
     """A directory the jail may bind read-only for the interpreter: never a home itself or a parent of one."""
     real = os.path.realpath(prefix)
-    if real == WORKDIR_IN_JAIL or real.startswith(WORKDIR_IN_JAIL + "/"):
-        raise JailUnavailableError(
-            f"the interpreter's prefix {real} lies under {WORKDIR_IN_JAIL}, where the jail shows the run's work "
-            "directory; pass python= an interpreter installed elsewhere (for example /usr/bin/python3)")
+    # A home first: that refusal holds wherever the prefix is, and says the more important thing.
     for home in _homes():
         if real == home or home.startswith(real.rstrip("/") + "/") or real == "/":
             raise JailUnavailableError(
                 f"the interpreter's prefix {real} is a home directory or holds one, which the jail never shows; "
                 "pass python= an interpreter installed in a prefix of its own (for example /usr/bin/python3 or "
                 "a pyenv/uv version directory)")
+    if real == WORKDIR_IN_JAIL or real.startswith(WORKDIR_IN_JAIL + "/"):
+        raise JailUnavailableError(
+            f"the interpreter's prefix {real} lies under {WORKDIR_IN_JAIL}, where the jail shows the run's work "
+            "directory; pass python= an interpreter installed elsewhere (for example /usr/bin/python3)")
     return real
 
 
